@@ -1,0 +1,1 @@
+"""Classical PDE solvers on periodic domains, written as pure JAX functions."""
