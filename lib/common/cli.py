@@ -1,0 +1,82 @@
+"""The shared command line of every experiment binary.
+
+    python experiments/<name>/main.py --config=configs/<name>/<file>.py:<variant> \\
+        [--config.some.key=value ...] [--workdir=DIR] \\
+        [--distributed --coordinator_address=HOST:PORT --num_processes=N --process_id=I]
+
+`--config.a.b=v` overrides are taken out of argv before absl parses it and applied by
+`lib.common.config.apply_overrides`, so a misspelled key or a wrong type is a
+`ConfigError` that names the key (with a suggestion), not a traceback. The experiment's
+`train_and_evaluate(config, workdir)` validates the config against its schema before any
+compute.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, Sequence
+
+from absl import app, flags, logging
+
+from lib.common import config as config_lib
+from lib.common import mesh as mesh_lib
+
+FLAGS = flags.FLAGS
+
+
+def _define_flags() -> None:
+    if "config" in FLAGS:
+        return
+    flags.DEFINE_string("config", None, "Config file and variant, `path/to/file.py:variant`. "
+                        "Override fields with --config.key.sub=value.", required=True)
+    flags.DEFINE_string("workdir", None, "Run directory (config.json, metrics.jsonl, "
+                        "checkpoints/, plots/, results.json). Rerunning the same command on it "
+                        "resumes. Default: workdirs/<config file>_<variant>.")
+    flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize (multi-host GPU "
+                      "or TPU pod). On a TPU pod no other flag is needed.")
+    flags.DEFINE_string("coordinator_address", None, "host:port of process 0 (non-TPU clusters).")
+    flags.DEFINE_integer("num_processes", None, "Number of processes (non-TPU clusters).")
+    flags.DEFINE_integer("process_id", None, "This process's index (non-TPU clusters).")
+    flags.DEFINE_string("cpu_collectives", None, "CPU cross-process collectives, e.g. 'gloo' "
+                        "(multi-process runs on CPU).")
+
+
+def default_workdir(config_spec: str) -> str:
+    path, _, arg = config_spec.partition(":")
+    name = os.path.splitext(os.path.basename(path))[0]
+    experiment = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    return os.path.join("workdirs", f"{experiment}_{name}" + (f"_{arg}" if arg else ""))
+
+
+def resolve_config(spec: str, overrides: Sequence[tuple[str, str | None]]):
+    """Load `spec` and apply the command-line overrides (`ConfigError` on a bad one)."""
+    config = config_lib.load_config(spec)
+    parsed = {}
+    for key, value in overrides:
+        if value is None:
+            raise config_lib.ConfigError(f"override --config.{key} needs a value (--config.{key}=...)")
+        parsed[key] = config_lib.parse_value(value)
+    return config_lib.apply_overrides(config, parsed)
+
+
+def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None:
+    """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error."""
+    _define_flags()
+    argv = list(sys.argv if argv is None else argv)
+    overrides = config_lib.override_keys(argv)
+    rest = [a for a in argv if not a.startswith("--config.")]
+
+    def main(_):
+        try:
+            config = resolve_config(FLAGS.config, overrides)
+            if FLAGS.distributed:
+                mesh_lib.initialize_distributed(FLAGS.coordinator_address, FLAGS.num_processes,
+                                                FLAGS.process_id, FLAGS.cpu_collectives)
+            workdir = FLAGS.workdir or default_workdir(FLAGS.config)
+            train_and_evaluate(config, workdir)
+        except config_lib.ConfigError as err:
+            logging.error("config error: %s", err)
+            print(f"config error: {err}", file=sys.stderr)
+            sys.exit(2)
+
+    app.run(main, argv=rest)

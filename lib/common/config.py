@@ -1,0 +1,335 @@
+"""Configs as code: load `configs/<name>/<file>.py:variant`, apply overrides, validate.
+
+A config file defines `get_config(arg) -> ml_collections.ConfigDict`; `arg` names the
+variant ("tiny", "quick", "paper", ...). Each experiment declares a *schema*: a flat dict
+from dotted key to a `Rule` (`Int`, `Float`, `Bool`, `Str`, `Choice`, ...). `validate`
+checks that the config has exactly the schema's keys and that every value is of the
+right type and range; a violation is a `ConfigError` (a `ValueError`) naming the key,
+the value and what is allowed, raised before any compute.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import importlib.util
+import os
+import sys
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import ml_collections
+
+
+class ConfigError(ValueError):
+    """A config value, key or override that the experiment does not accept."""
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """Base class: `check(key, value)` raises `ConfigError` or returns None."""
+
+    def check(self, key: str, value: Any) -> None:
+        raise NotImplementedError
+
+    def _fail(self, key: str, value: Any, allowed: str) -> None:
+        raise ConfigError(f"config key '{key}' = {value!r} is not allowed; expected {allowed}")
+
+
+def _range_text(lo, hi, lo_open: bool, hi_open: bool) -> str:
+    parts = []
+    if lo is not None:
+        parts.append(f"{'>' if lo_open else '>='} {lo}")
+    if hi is not None:
+        parts.append(f"{'<' if hi_open else '<='} {hi}")
+    return " and ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Number(Rule):
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    kind: str = "number"
+
+    def _type_ok(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def check(self, key: str, value: Any) -> None:
+        rng = _range_text(self.lo, self.hi, self.lo_open, self.hi_open)
+        allowed = self.kind + (f" {rng}" if rng else "")
+        if not self._type_ok(value):
+            self._fail(key, value, allowed)
+        if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
+            self._fail(key, value, allowed)
+        if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+            self._fail(key, value, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Int(_Number):
+    """An integer (bools are rejected) in an optional closed range."""
+
+    kind: str = "an int"
+
+    def _type_ok(self, value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class Float(_Number):
+    """A real number (ints accepted, bools rejected) in an optional range."""
+
+    kind: str = "a float"
+
+    def _type_ok(self, value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bool(Rule):
+    def check(self, key: str, value: Any) -> None:
+        if not isinstance(value, bool):
+            self._fail(key, value, "a bool (True or False)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Str(Rule):
+    """Any string; `allow_empty=False` rejects ''."""
+
+    allow_empty: bool = True
+
+    def check(self, key: str, value: Any) -> None:
+        if not isinstance(value, str) or (not self.allow_empty and not value):
+            self._fail(key, value, "a non-empty string" if not self.allow_empty else "a string")
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice(Rule):
+    """One of a fixed set of values."""
+
+    options: tuple = ()
+
+    def check(self, key: str, value: Any) -> None:
+        if value not in self.options:
+            self._fail(key, value, f"one of {list(self.options)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Ints(Rule):
+    """A tuple/list of ints, each >= `lo`, of length `length` when given."""
+
+    lo: int | None = None
+    length: int | None = None
+
+    def check(self, key: str, value: Any) -> None:
+        allowed = "a sequence of ints" + (f" >= {self.lo}" if self.lo is not None else "")
+        if self.length is not None:
+            allowed += f" of length {self.length}"
+        if not isinstance(value, (tuple, list)):
+            self._fail(key, value, allowed)
+        for v in value:
+            if not isinstance(v, int) or isinstance(v, bool) or (self.lo is not None and v < self.lo):
+                self._fail(key, value, allowed)
+        if self.length is not None and len(value) != self.length:
+            self._fail(key, value, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Optional(Rule):
+    """None, or a value that passes `rule`."""
+
+    rule: Rule = dataclasses.field(default_factory=Str)
+
+    def check(self, key: str, value: Any) -> None:
+        if value is not None:
+            self.rule.check(key, value)
+
+
+Schema = Mapping[str, Rule]
+
+# The blocks every experiment config shares (`train_block()` / `mesh_block()` build them).
+TRAIN_SCHEMA: dict[str, Rule] = {
+    "train.num_steps": Int(lo=1),
+    "train.log_every": Int(lo=1),
+    "train.checkpoint_every": Int(lo=1),
+    "train.keep_checkpoints": Int(lo=1),
+    "train.seed": Int(lo=0),
+}
+MESH_SCHEMA: dict[str, Rule] = {
+    "mesh.data": Int(lo=-1),
+    "mesh.model": Int(lo=1),
+}
+
+
+def train_block(num_steps: int, *, log_every: int = 10, checkpoint_every: int = 100,
+                keep_checkpoints: int = 3, seed: int = 0) -> ml_collections.ConfigDict:
+    """The shared `config.train` block read by `lib.common.train_loop.LoopConfig`."""
+    return ml_collections.ConfigDict(dict(
+        num_steps=num_steps, log_every=log_every, checkpoint_every=checkpoint_every,
+        keep_checkpoints=keep_checkpoints, seed=seed))
+
+
+def mesh_block(data: int = -1, model: int = 1) -> ml_collections.ConfigDict:
+    """The shared `config.mesh` block read by `lib.common.mesh.make_mesh`."""
+    return ml_collections.ConfigDict(dict(data=data, model=model))
+
+# ----------------------------------------------------------------------------- loading
+
+
+def _module_of(path: str):
+    """Execute a config file as a module (config files declare `get_config`, `VARIANTS`,
+    and `validate(config)`)."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file {path!r} does not exist")
+    module_spec = importlib.util.spec_from_file_location(
+        f"_config_{abs(hash(os.path.abspath(path)))}", path
+    )
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_spec.name] = module  # dataclasses and pickling look modules up here
+    module_spec.loader.exec_module(module)
+    if not hasattr(module, "get_config"):
+        raise ConfigError(f"config file {path!r} defines no get_config(arg)")
+    return module
+
+
+def load_config(spec: str) -> ml_collections.ConfigDict:
+    """Load `path/to/config.py[:arg]` by calling its `get_config(arg)`.
+
+    Raises `ConfigError` when the file does not exist or defines no `get_config`, and
+    (through `variant_config`) for an unknown variant.
+    """
+    path, _, arg = spec.partition(":")
+    return _module_of(path).get_config(arg or None)
+
+
+def variant_config(variants: Mapping[str, Callable[[], Any]], arg: str | None, default: str):
+    """Helper for config files: dispatch `arg` to a variant builder with a clear error."""
+    name = arg or default
+    if name not in variants:
+        raise ConfigError(f"unknown config variant {name!r}; allowed: {sorted(variants)}")
+    return variants[name]()
+
+
+def flatten(config: ml_collections.ConfigDict | Mapping, prefix: str = "") -> dict[str, Any]:
+    """Flatten nested ConfigDicts/dicts into {"a.b.c": value}."""
+    out: dict[str, Any] = {}
+    items = config.items()
+    for key, value in items:
+        full = f"{prefix}{key}"
+        if isinstance(value, (ml_collections.ConfigDict, dict)):
+            out.update(flatten(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def _suggest(key: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def validate(
+    config: ml_collections.ConfigDict,
+    schema: Schema,
+    checks: Sequence[Callable[[ml_collections.ConfigDict], None]] = (),
+) -> ml_collections.ConfigDict:
+    """Check `config` against `schema` (exact key set, types, ranges), then `checks`.
+
+    `checks` are cross-field functions that raise `ConfigError` themselves (e.g. "the
+    window must be shorter than the trajectories"). Returns the config unchanged.
+    """
+    flat = flatten(config)
+    unknown = sorted(set(flat) - set(schema))
+    if unknown:
+        key = unknown[0]
+        raise ConfigError(
+            f"unknown config key '{key}' (= {flat[key]!r}){_suggest(key, schema)}; "
+            f"allowed keys: {sorted(schema)}"
+        )
+    missing = sorted(set(schema) - set(flat))
+    if missing:
+        raise ConfigError(f"config is missing required key(s) {missing}")
+    for key, rule in schema.items():
+        rule.check(key, flat[key])
+    for check in checks:
+        check(config)
+    return config
+
+
+# ----------------------------------------------------------------------------- overrides
+
+
+def parse_value(text: str) -> Any:
+    """Parse an override value: a Python literal when it is one, else the raw string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def override_keys(argv: Sequence[str], flag: str = "config") -> list[tuple[str, str | None]]:
+    """The `--config.a.b=value` overrides in `argv` as [("a.b", "value"), ...]."""
+    prefix = f"--{flag}."
+    out = []
+    for arg in argv:
+        if arg.startswith(prefix):
+            key, eq, value = arg[len(prefix):].partition("=")
+            out.append((key, value if eq else None))
+    return out
+
+
+def check_override_keys(config: ml_collections.ConfigDict, keys: Iterable[str]) -> None:
+    """Raise `ConfigError` for an override whose key the config does not have."""
+    flat = flatten(config)
+    for key in keys:
+        if key not in flat:
+            raise ConfigError(
+                f"unknown config key '{key}' in override --config.{key}{_suggest(key, flat)}"
+            )
+
+
+def apply_overrides(
+    config: ml_collections.ConfigDict, overrides: Mapping[str, Any]
+) -> ml_collections.ConfigDict:
+    """Return a copy of `config` with dotted-key overrides applied (keys must exist).
+
+    A value whose type differs from the default's is rejected, except int -> float.
+    """
+    check_override_keys(config, overrides)
+    out = ml_collections.ConfigDict(config.to_dict())
+    flat = flatten(config)
+    for key, value in overrides.items():
+        default = flat[key]
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if default is not None and type(value) is not type(default) and not (
+            isinstance(default, (tuple, list)) and isinstance(value, (tuple, list))
+        ):
+            raise ConfigError(
+                f"config key '{key}' = {value!r} has type {type(value).__name__}; "
+                f"expected {type(default).__name__} like the default {default!r}"
+            )
+        node = out
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node[p]
+        node[leaf] = value
+    out.lock()
+    return out
+
+
+def to_json_dict(config: ml_collections.ConfigDict) -> dict:
+    """A JSON-serialisable nested dict (tuples become lists)."""
+    return _jsonable(config.to_dict())
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (tuple, list)):
+        return [_jsonable(v) for v in obj]
+    return obj

@@ -1,0 +1,64 @@
+"""PNG plots with matplotlib's Agg backend: curves and grids of 2-D fields."""
+from __future__ import annotations
+
+import os
+from typing import Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def _save(fig, path: str) -> str:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
+              xlabel: str = "", ylabel: str = "", title: str = "", logy: bool = False,
+              hline: float | None = None) -> str:
+    """One figure with a line per entry of `series` = {label: (x, y)}; returns `path`."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, (x, y) in series.items():
+        ax.plot(np.asarray(x), np.asarray(y), label=label)
+    if hline is not None:
+        ax.axhline(hline, color="gray", linestyle="--", linewidth=1)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    if len(series) > 1:
+        ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def field_grid(path: str, rows: Sequence[Sequence[np.ndarray]], *,
+               row_titles: Sequence[str] = (), col_titles: Sequence[str] = (),
+               cmap: str = "RdBu_r", shared_scale_per_row: bool = True, title: str = "") -> str:
+    """A grid of 2-D fields (rows x columns of (H, W) arrays), e.g. truth/pred/error in time."""
+    n_rows, n_cols = len(rows), max(len(r) for r in rows)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(2.2 * n_cols, 2.2 * n_rows), squeeze=False)
+    for i, row in enumerate(rows):
+        lim = max(float(np.max(np.abs(f))) for f in row) if shared_scale_per_row else None
+        for j in range(n_cols):
+            ax = axes[i][j]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if j >= len(row):
+                ax.axis("off")
+                continue
+            f = np.asarray(row[j])
+            v = lim if lim is not None else float(np.max(np.abs(f)))
+            im = ax.imshow(f, origin="lower", cmap=cmap, vmin=-v, vmax=v)
+            if i < len(row_titles) and j == 0:
+                ax.set_ylabel(row_titles[i])
+            if i == 0 and j < len(col_titles):
+                ax.set_title(col_titles[j], fontsize=9)
+        fig.colorbar(im, ax=list(axes[i]), shrink=0.8)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)

@@ -1,0 +1,168 @@
+"""The one train loop: sharded jit step, resume, checkpoints, metrics, progress, guards.
+
+An experiment supplies a `Task` of pure pieces; `train` does the rest:
+
+    state = restore newest intact checkpoint, or task.init_state(key)
+    for step in [start, num_steps):
+        batch = task.batch_fn(step, rows of this process)       # host numpy, deterministic
+        state, metrics = train_step(state, batch, fold_in(key, step))   # jitted, sharded
+        every log_every steps: NaN/Inf check, metrics.jsonl, progress
+        every checkpoint_every steps: checkpoint (only after the NaN check passed)
+    final checkpoint
+
+Because the batch and the step key are functions of the step alone and the state is
+restored exactly, an interrupted run that is resumed ends with the same parameters as an
+uninterrupted one (bit for bit on CPU).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Callable, NamedTuple
+
+import jax
+import numpy as np
+from absl import logging
+from jax.experimental import multihost_utils
+
+from lib.common import mesh as mesh_lib
+from lib.common import workdir as wd
+from lib.common.checkpoint import Checkpointer
+from lib.common.guards import PreemptionGuard, assert_finite
+from lib.common.metrics import MetricWriter
+from lib.common.progress import Progress
+
+State = Any
+Batch = Any
+
+
+class Task(NamedTuple):
+    """The pure pieces of an experiment's training.
+
+    init_state: key -> state pytree (e.g. {"params", "opt_state", "step"}).
+    train_step: (state, batch, key) -> (state, {name: scalar}); pure, jitted by `train`.
+    batch_fn: (step, rows: slice) -> this process's rows of the step's global batch, as
+      host arrays; must depend on `step` only (that is what makes resume exact).
+    global_batch_size: rows of the global batch (split over processes and "data").
+    """
+
+    init_state: Callable[[jax.Array], State]
+    train_step: Callable[[State, Batch, jax.Array], tuple[State, dict]]
+    batch_fn: Callable[[int, slice], Batch]
+    global_batch_size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopConfig:
+    num_steps: int
+    log_every: int = 10
+    checkpoint_every: int = 100
+    keep_checkpoints: int = 3
+    seed: int = 0
+    progress_every_s: float = 10.0
+
+    @classmethod
+    def from_config(cls, train_cfg) -> "LoopConfig":
+        """Read the shared `config.train` block (see `lib.common.config.TRAIN_SCHEMA`)."""
+        return cls(num_steps=train_cfg.num_steps, log_every=train_cfg.log_every,
+                   checkpoint_every=train_cfg.checkpoint_every,
+                   keep_checkpoints=train_cfg.keep_checkpoints, seed=train_cfg.seed)
+
+
+class TrainResult(NamedTuple):
+    state: State
+    step: int          # completed steps
+    preempted: bool    # True when SIGTERM stopped the run (rerun to resume)
+    resumed_from: int  # step restored at start (0 for a fresh run)
+
+
+def build_step(task: Task, mesh, state_sharding) -> Callable:
+    """`jax.jit` of the task's step with named shardings and the state donated."""
+    return jax.jit(
+        task.train_step,
+        in_shardings=(state_sharding, mesh_lib.batch_sharding(mesh), mesh_lib.replicated(mesh)),
+        out_shardings=(state_sharding, mesh_lib.replicated(mesh)),
+        donate_argnums=(0,),
+    )
+
+
+def init_or_restore(task: Task, cfg: LoopConfig, mesh, ckpt: Checkpointer | None):
+    """(state, state_sharding, start_step): the newest intact checkpoint, else a fresh init."""
+    key = jax.random.key(cfg.seed)
+    abstract = jax.eval_shape(task.init_state, key)
+    sharding = mesh_lib.param_sharding(abstract, mesh)
+    abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+                            abstract, sharding)
+    restored = ckpt.restore_latest(abstract) if ckpt is not None else None
+    if restored is not None:
+        state, start = restored
+        logging.info("resumed from checkpoint step %d", start)
+        return state, sharding, start
+    state = jax.jit(task.init_state, out_shardings=sharding)(key)
+    return state, sharding, 0
+
+
+def _any_process(flag: bool) -> bool:
+    if jax.process_count() == 1:
+        return flag
+    return bool(np.any(multihost_utils.process_allgather(np.array([flag]))))
+
+
+def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
+          writer: MetricWriter | None = None) -> TrainResult:
+    """Run (or resume) training in `workdir`; see the module docstring."""
+    mesh_lib.check_batch_divisible(task.global_batch_size, mesh)
+    ckpt = Checkpointer(os.path.join(workdir, wd.CHECKPOINTS), cfg.checkpoint_every,
+                        cfg.keep_checkpoints)
+    own_writer = writer is None
+    try:
+        state, sharding, start = init_or_restore(task, cfg, mesh, ckpt)
+        if own_writer:
+            writer = MetricWriter(workdir, primary=mesh_lib.is_primary(), resume_step=start)
+        step_fn = build_step(task, mesh, sharding)
+        rows = mesh_lib.process_slice(task.global_batch_size)
+        base_key = jax.random.key(cfg.seed + 1)
+        progress = Progress(cfg.num_steps, start, every_s=cfg.progress_every_s)
+        pending: list[tuple[int, dict]] = []
+        last_good = ckpt.latest_step()
+
+        def check_and_log(step: int) -> None:
+            fetched = jax.device_get(pending)
+            pending.clear()
+            for s, m in fetched:
+                assert_finite(s, m, last_good)
+            if fetched:
+                mean = {k: float(np.mean([m[k] for _, m in fetched])) for k in fetched[-1][1]}
+                mean["steps_per_sec"] = progress.rate(step)
+                writer.write_scalars(step, mean)
+
+        step = start
+        preempted = False
+        with PreemptionGuard() as guard:
+            while step < cfg.num_steps:
+                if _any_process(guard.requested):
+                    preempted = True
+                    break
+                batch = mesh_lib.to_global(task.batch_fn(step, rows), mesh)
+                state, metrics = step_fn(state, batch, jax.random.fold_in(base_key, step))
+                step += 1
+                pending.append((step, metrics))
+                progress.update(step)
+                is_ckpt = step % cfg.checkpoint_every == 0
+                if step % cfg.log_every == 0 or is_ckpt or step == cfg.num_steps:
+                    check_and_log(step)
+                if is_ckpt:
+                    ckpt.save(step, state)
+                    last_good = step
+        check_and_log(step)
+        ckpt.save(step, state, wait=True)
+        if preempted:
+            logging.warning("SIGTERM: saved checkpoint at step %d; rerun the same command to "
+                            "resume", step)
+        else:
+            progress.update(step, force=True)
+        return TrainResult(state, step, preempted, start)
+    finally:
+        ckpt.close()
+        if own_writer and writer is not None:
+            writer.close()

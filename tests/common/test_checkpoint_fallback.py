@@ -1,0 +1,66 @@
+"""A damaged latest checkpoint: resume from the previous one, say so, keep the damaged one."""
+import glob
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+
+from lib.common.checkpoint import Checkpointer
+from tests.common import harness_utils as hu
+
+
+def _truncate_largest_file(step_dir: str) -> str:
+    files = [f for f in glob.glob(os.path.join(step_dir, "**"), recursive=True)
+             if os.path.isfile(f) and "/d/" in f]
+    target = max(files, key=os.path.getsize)
+    with open(target, "r+b") as f:
+        f.truncate(os.path.getsize(target) // 2)
+    return target
+
+
+def test_damaged_latest_checkpoint_falls_back(tmp_path):
+    # A fresh process restores (as after a crash): in-process, tensorstore's cache would
+    # still hold the undamaged bytes.
+    workdir = str(tmp_path)
+    first = hu.run_app(workdir, "tiny")  # checkpoints 40, 50, 60
+    assert first.returncode == 0, first.stderr[-3000:]
+    ckpt_dir = os.path.join(workdir, "checkpoints")
+    assert sorted(int(s) for s in os.listdir(ckpt_dir) if s.isdigit()) == [40, 50, 60]
+    _truncate_largest_file(os.path.join(ckpt_dir, "60"))
+
+    rerun = hu.run_app(workdir, "tiny", "--config.train.num_steps=70")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "checkpoint at step 60" in rerun.stderr
+    assert "falling back to the previous checkpoint" in rerun.stderr
+    assert "resumed from step 50 instead of the damaged latest step 60" in rerun.stderr
+    assert os.path.isdir(os.path.join(workdir, "checkpoints_damaged", "60"))
+    results = json.load(open(os.path.join(workdir, "results.json")))
+    assert results == {"resumed_from": 50, "step": 70}
+
+
+def test_every_checkpoint_damaged_is_an_error(tmp_path):
+    ckpt = Checkpointer(str(tmp_path / "c"), save_every=1)
+    state = {"w": jax.numpy.arange(1000.0)}
+    ckpt.save(1, state, wait=True)
+    _truncate_largest_file(str(tmp_path / "c" / "1"))
+    with pytest.raises(RuntimeError, match="no checkpoint .* could be restored"):
+        ckpt.restore_latest(state)
+    ckpt.close()
+
+
+def test_checkpoint_round_trip_keeps_values_and_dtypes(tmp_path):
+    ckpt = Checkpointer(str(tmp_path / "c"), save_every=1, keep=2)
+    state = {"w": jax.numpy.linspace(0, 1, 7, dtype=jax.numpy.float32),
+             "step": jax.numpy.int32(5), "nested": {"b": jax.numpy.ones((2, 3), jax.numpy.bfloat16)}}
+    for s in (1, 2, 3):
+        ckpt.save(s, jax.tree.map(lambda x: x * s, state))
+    ckpt.wait()
+    assert ckpt.all_steps() == [2, 3]  # keep=2
+    restored, step = ckpt.restore_latest(state)
+    assert step == 3
+    for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(jax.tree.map(lambda x: x * 3, state))):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    ckpt.close()
