@@ -11,13 +11,15 @@ from lib.common.checkpoint import Checkpointer
 from tests.common import harness_utils as hu
 
 
-def _truncate_largest_file(step_dir: str) -> str:
+def _truncate_data_files(step_dir: str) -> list[str]:
+    """Halve every array-data file of a step (as a save cut off mid-write would leave it)."""
     files = [f for f in glob.glob(os.path.join(step_dir, "**"), recursive=True)
              if os.path.isfile(f) and "/d/" in f]
-    target = max(files, key=os.path.getsize)
-    with open(target, "r+b") as f:
-        f.truncate(os.path.getsize(target) // 2)
-    return target
+    assert files
+    for target in files:
+        with open(target, "r+b") as f:
+            f.truncate(os.path.getsize(target) // 2)
+    return files
 
 
 def test_damaged_latest_checkpoint_falls_back(tmp_path):
@@ -28,7 +30,7 @@ def test_damaged_latest_checkpoint_falls_back(tmp_path):
     assert first.returncode == 0, first.stderr[-3000:]
     ckpt_dir = os.path.join(workdir, "checkpoints")
     assert sorted(int(s) for s in os.listdir(ckpt_dir) if s.isdigit()) == [40, 50, 60]
-    _truncate_largest_file(os.path.join(ckpt_dir, "60"))
+    _truncate_data_files(os.path.join(ckpt_dir, "60"))
 
     rerun = hu.run_app(workdir, "tiny", "--config.train.num_steps=70")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
@@ -44,7 +46,7 @@ def test_every_checkpoint_damaged_is_an_error(tmp_path):
     ckpt = Checkpointer(str(tmp_path / "c"), save_every=1)
     state = {"w": jax.numpy.arange(1000.0)}
     ckpt.save(1, state, wait=True)
-    _truncate_largest_file(str(tmp_path / "c" / "1"))
+    _truncate_data_files(str(tmp_path / "c" / "1"))
     with pytest.raises(RuntimeError, match="no checkpoint .* could be restored"):
         ckpt.restore_latest(state)
     ckpt.close()
