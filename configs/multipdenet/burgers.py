@@ -1,0 +1,36 @@
+"""MultiPDENet on 2-D Burgers (P2C2Net's data: ν = 0.005, 4th-order FD + RK4 at dt = 1e-3).
+
+    python experiments/multipdenet/main.py --config=configs/multipdenet/burgers.py:quick
+
+Variants:
+  tiny    32² -> 16² data, FNOs with 4 modes, a few steps (tests; seconds).
+  quick   128² -> 32², 5 train / 10 test trajectories of 201 frames (ΔT = 0.01), M = 4,
+          windows of 10 macro steps; the README's main job (minutes on 2 CPU cores).
+  paper   104² -> 26² with ΔT = 1e-3 (P2C2Net's grid; every solver step kept), longer
+          training; for accelerators.
+Baselines and ablations are overrides, e.g. --config.model.name=fno,
+--config.model.filter_mode=frozen, --config.model.macro_net=none.
+"""
+from configs.multipdenet import _base
+from configs.pde_data import burgers as data
+from experiments.multipdenet.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+
+VARIANTS = ("tiny", "quick", "paper")
+
+
+def get_config(arg=None):
+    return variant_config({
+        "tiny": lambda: _base.build(
+            data.get_config("tiny"), tag="burgers_tiny", num_steps=4, window=2, batch_size=2,
+            lr=1e-3, fno_modes=4, fno_width=4, baseline_fno_modes=4, baseline_fno_width=8,
+            baseline_fno_depth=2, unet_features=(4, 8), baseline_unet_features=(4, 8),
+            log_every=2, checkpoint_every=2, eval_batch=2),
+        "quick": lambda: _base.build(
+            data.get_config("quick"), tag="burgers_quick", num_steps=300, window=8,
+            batch_size=4, lr=3e-3, fno_modes=8, fno_width=12, baseline_fno_modes=12,
+            log_every=10, checkpoint_every=50),
+        "paper": lambda: _base.build(
+            data.get_config("paper"), tag="burgers_paper", num_steps=10000, window=20,
+            batch_size=16, lr=5e-3, checkpoint_every=500),
+    }, arg, default="quick")

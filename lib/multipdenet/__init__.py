@@ -1,0 +1,8 @@
+"""MultiPDENet (ICML 2025): a learnable Physics Block stepped at two time scales.
+
+- `stencils.py`: affine families of 5×5 (and 1-D) derivative stencils, pure numpy.
+- `filters.py`: the learnable derivative filters (Linen).
+- `physics.py`: PDE right-hand sides and the spectral Poisson block.
+- `model.py`: the model, `micro_step` / `macro_step` / `rollout`.
+- `metrics.py`: RMSE, MAE, MNAD, correlation per step, HCT.
+"""

@@ -1,0 +1,73 @@
+"""Coarse trajectories for learning: dataset access, channels-last layout, training windows.
+
+The solvers and datasets of `lib/pde` store fields channels-first, `(n, T, C, *grid)`;
+the learned models work channels-last, `(n, T, *grid, C)`. This module is the one place
+that converts. Training samples are windows (notes §1.5): the first frame is the input,
+the next `window` frames are the labels.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from lib.pde import dataset as dataset_lib
+from lib.pde.data_config import spec_from_config
+
+
+def channels_last(data: np.ndarray) -> np.ndarray:
+    """`(n, T, C, *grid)` -> `(n, T, *grid, C)`."""
+    return np.moveaxis(data, 2, -1)
+
+
+def channels_first(data: np.ndarray) -> np.ndarray:
+    """`(..., *grid, C)` with `grid_dims` spatial axes -> `(..., C, *grid)` (inverse of above)."""
+    return np.moveaxis(data, -1, -1 - (data.ndim - 3))
+
+
+def load_or_generate(dataset_config, root: str, mesh=None, progress=None) -> dict[str, Any]:
+    """The dataset that `dataset_config` (a `configs/pde_data` config) describes.
+
+    Generated under `root` when no identical one is cached there (`lib.pde.dataset`).
+    Returns `{"metadata", "path", "cached", "train", "test"}` with channels-last float
+    arrays `(n, T, *grid, C)`.
+    """
+    spec = spec_from_config(dataset_config)
+    path, cached = dataset_lib.generate_dataset(spec, root, mesh, progress)
+    loaded = dataset_lib.load_dataset(path, dataset_lib.dataset_metadata(spec))
+    return {
+        "metadata": loaded["metadata"],
+        "path": path,
+        "cached": cached,
+        "train": channels_last(loaded["train"]["data"]),
+        "test": channels_last(loaded["test"]["data"]),
+    }
+
+
+def check_window(n_frames: int, window: int) -> None:
+    """ValueError unless a window of `window` labels (plus its input frame) fits."""
+    if window < 1 or window >= n_frames:
+        raise ValueError(
+            f"training window = {window} must be >= 1 and shorter than the trajectories "
+            f"({n_frames} frames: one input plus at most {n_frames - 1} labels)"
+        )
+
+
+def window_batch(trajectories: np.ndarray, step: int, seed: int, batch_size: int,
+                 window: int) -> Mapping[str, np.ndarray]:
+    """The training batch of `step`: a pure function of `(seed, step)`.
+
+    Args:
+      trajectories: `(n, T, *grid, C)`.
+    Returns:
+      {"u0": `(batch_size, *grid, C)`, "target": `(batch_size, window, *grid, C)`}, each
+      window starting at a uniformly drawn trajectory and frame.
+    """
+    n, t = trajectories.shape[:2]
+    check_window(t, window)
+    rng = np.random.default_rng([seed, step])
+    which = rng.integers(0, n, batch_size)
+    start = rng.integers(0, t - window, batch_size)
+    idx = start[:, None] + np.arange(window + 1)[None, :]
+    frames = trajectories[which[:, None], idx]  # (B, window + 1, *grid, C)
+    return {"u0": frames[:, 0], "target": frames[:, 1:]}

@@ -1,0 +1,233 @@
+"""MultiPDENet (notes §1.1): a learnable Physics Block stepped at two time scales.
+
+The reconstruction used here (notes §1.1 "A plausible reconstruction"; the official code
+was not available):
+
+    for k in macro steps:                                    # ΔT, the data's time step
+        u = u_k
+        for m in 0 .. M-1:                                   # δt = ΔT / M
+            u = u + ∫_δt F(u, D_θ(u + Corr(u))) dτ + MiNN(u)  # Eq. (3): RK4 (or Euler) + MiNN
+        u_{k+1} = u + MaNN(u)                                # once per macro step
+
+- F is the known PDE right-hand side (`physics.py`); D_θ the stencil filters
+  (`filters.py`), applied to the corrected state ũ = u + Corr(u) while advecting
+  velocities and reaction terms use u (P2C2Net's `RCNN.rk`). Corr is called at every
+  RK stage, as in P2C2Net.
+- Corr, MiNN and MaNN are residual: each adds its output to the state it corrects, and by
+  default their last layer starts at zero, so at initialisation the model *is* the
+  classical 4th-order FD + RK4 solver on the coarse grid. P2C2Net's FNO replaces the
+  field (ũ = FNO(u)); the residual form keeps "network disabled" and "network zeroed"
+  the same model. MiNN and MaNN see only the current state (no history).
+- The networks are Linen modules held by `MultiPDENet`; the time stepping is pure
+  functions of `(model, params, u)` (`micro_step`, `macro_step`, `rollout`) with the
+  parameters passed through the integrator's `args`, `lax.scan` over steps and
+  `jax.checkpoint` around each micro step.
+
+Ablations (notes §1.1): `filter_mode` "frozen" (fixed FD) / "free" (unconstrained), a
+`None` network spec (no Corr / MiNN / MaNN), `integrator="euler"`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any, Callable, Mapping, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from lib.multipdenet import physics
+from lib.multipdenet.filters import DerivativeFilters1D, DerivativeFilters2D
+from lib.nn import FNO, UNet
+from lib.pde.integrators import SOLVERS, make_stepper
+
+Array = jax.Array
+
+
+class System(NamedTuple):
+    """A PDE the Physics Block knows: its right-hand side, channel count and dimension."""
+
+    rhs: Callable[..., Array]
+    channels: int
+    spatial_dims: int
+
+
+SYSTEMS: dict[str, System] = {
+    "burgers": System(physics.burgers_rhs, 2, 2),
+    "gray_scott": System(physics.gray_scott_rhs, 2, 2),
+    "kdv": System(physics.kdv_rhs, 1, 1),
+    "navier_stokes": System(physics.navier_stokes_rhs, 2, 2),
+}
+
+# P2C2Net's correction FNO (MindFlow config/burgers.json, notes §1.4); needs grids >= 24.
+DEFAULT_NET: Mapping[str, Any] = types.MappingProxyType(
+    {"arch": "fno", "modes": 12, "width": 12, "depth": 2, "projection_width": 50}
+)
+NETS: dict[str, type[nn.Module]] = {"fno": FNO, "unet": UNet}
+
+
+class MultiPDENet(nn.Module):
+    """The learned maps of MultiPDENet at one state; time stepping lives in `rollout`.
+
+    Attributes:
+      physics: `F(u, derivatives) -> ∂t u`, e.g. `partial(physics.burgers_rhs, viscosity=0.005)`.
+      filters: `DerivativeFilters2D` or `DerivativeFilters1D`.
+      macro_dt: ΔT, the time step of the data.
+      n_micro: M, micro steps per macro step (δt = ΔT / M).
+      integrator: "rk4" or "euler".
+      corrector, micro_net, macro_net: Corr, MiNN, MaNN (channels in = out), or None.
+    """
+
+    physics: Callable[..., Array]
+    filters: nn.Module
+    macro_dt: float
+    n_micro: int = 4
+    integrator: str = "rk4"
+    corrector: nn.Module | None = None
+    micro_net: nn.Module | None = None
+    macro_net: nn.Module | None = None
+
+    def rhs(self, u: Array) -> Array:
+        """Physics Block `F(u, D_θ(u + Corr(u)))`: `(..., *spatial, C)` -> same shape."""
+        corrected = u if self.corrector is None else u + self.corrector(u)
+        return self.physics(u, self.filters(corrected))
+
+    def micro_correction(self, u: Array) -> Array:
+        """MiNN(u), added after each micro step; zeros when there is no MiNN."""
+        return jnp.zeros_like(u) if self.micro_net is None else self.micro_net(u)
+
+    def macro_correction(self, u: Array) -> Array:
+        """MaNN(u), added after each macro step; zeros when there is no MaNN."""
+        return jnp.zeros_like(u) if self.macro_net is None else self.macro_net(u)
+
+    def __call__(self, u: Array) -> dict[str, Array]:
+        """Every learned map at `u`, so that `model.init(key, u)` builds all parameters."""
+        return {"rhs": self.rhs(u), "micro": self.micro_correction(u), "macro": self.macro_correction(u)}
+
+
+def _vector_field(model: MultiPDENet) -> Callable[[Any, Array, Any], Array]:
+    """`f(t, u, params)` for `make_stepper`: the Physics Block with parameters as `args`."""
+
+    def f(t: Any, u: Array, params: Any) -> Array:
+        del t  # the systems are autonomous
+        return model.apply(params, u, method=MultiPDENet.rhs)
+
+    return f
+
+
+def micro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
+    """`u + ∫_δt F dτ + MiNN(u)` (Eq. 3) with one RK4 (or Euler) step of δt = ΔT / M.
+
+    `u`: `(..., *spatial, C)`; returns the same shape.
+    """
+    step = make_stepper(_vector_field(model), model.integrator)
+    u_next = step(u, 0.0, model.macro_dt / model.n_micro, params)
+    if model.micro_net is not None:
+        u_next = u_next + model.apply(params, u, method=MultiPDENet.micro_correction)
+    return u_next
+
+
+def macro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
+    """M checkpointed micro steps, then `+ MaNN`: `u_k (..., *spatial, C)` -> `u_{k+1}`."""
+    body = jax.checkpoint(lambda v, p: micro_step(model, p, v))
+    u, _ = jax.lax.scan(lambda v, _: (body(v, params), None), u, None, length=model.n_micro)
+    if model.macro_net is not None:
+        u = u + model.apply(params, u, method=MultiPDENet.macro_correction)
+    return u
+
+
+def rollout(model: MultiPDENet, params: Any, u0: Array, n_macro_steps: int) -> Array:
+    """Autoregressive rollout: `u0 (..., *spatial, C)` -> `(n_macro_steps, ..., *spatial, C)`.
+
+    Frame k is the state at time `(k + 1) ΔT`; the initial condition is not included.
+    `jax.vmap` it over trajectories for `(B, T, ...)` as `metrics.evaluate_rollouts` takes.
+    """
+
+    def body(u: Array, _: None) -> tuple[Array, Array]:
+        u = macro_step(model, params, u)
+        return u, u
+
+    _, trajectory = jax.lax.scan(body, u0, None, length=n_macro_steps)
+    return trajectory
+
+
+def _make_net(role: str, spec: Mapping[str, Any] | None, system: System) -> nn.Module | None:
+    """Build a correction network from `{"arch": "fno" | "unet", **constructor kwargs}`."""
+    if spec is None:
+        return None
+    kwargs = {"zero_init_output": True, **spec}
+    arch = kwargs.pop("arch", None)
+    if arch not in NETS:
+        raise ValueError(f"{role}.arch = {arch!r}; allowed: {sorted(NETS)}")
+    if arch == "fno":
+        kwargs["spatial_dims"] = system.spatial_dims
+    elif system.spatial_dims != 2:
+        raise ValueError(f"{role}.arch = 'unet' needs a 2-D system; use 'fno' for 1-D")
+    try:
+        return NETS[arch](out_channels=system.channels, **kwargs)
+    except TypeError as err:
+        raise ValueError(f"{role}: bad settings {dict(spec)!r} for {arch}: {err}") from err
+
+
+def make_model(
+    system: str,
+    h: float,
+    macro_dt: float,
+    *,
+    n_micro: int = 4,
+    integrator: str = "rk4",
+    coefficients: Mapping[str, float] | None = None,
+    filter_mode: str = "symmetric",
+    filter_layout: str = "sum_rules",
+    corrector: Mapping[str, Any] | None = DEFAULT_NET,
+    micro_net: Mapping[str, Any] | None = DEFAULT_NET,
+    macro_net: Mapping[str, Any] | None = DEFAULT_NET,
+) -> MultiPDENet:
+    """MultiPDENet for one of `SYSTEMS`, with every setting checked before any compute.
+
+    Args:
+      system: "burgers", "gray_scott", "kdv" or "navier_stokes".
+      h: grid spacing of the coarse grid.
+      macro_dt: ΔT.
+      n_micro: M >= 1.
+      integrator: "rk4" or "euler".
+      coefficients: keyword arguments of the system's right-hand side in `physics.py`
+        (e.g. `{"viscosity": 1e-3}`); missing ones take that function's defaults.
+      filter_mode, filter_layout: see `DerivativeFilters2D` (1-D systems ignore the layout).
+      corrector, micro_net, macro_net: `{"arch": "fno" | "unet", **kwargs}` for FNO/UNet
+        (out_channels and spatial_dims are filled in; `zero_init_output` defaults to True),
+        or None to drop that network.
+    """
+    if system not in SYSTEMS:
+        raise ValueError(f"system = {system!r}; allowed: {sorted(SYSTEMS)}")
+    if not isinstance(n_micro, int) or n_micro < 1:
+        raise ValueError(f"n_micro = {n_micro!r} must be an int >= 1")
+    if integrator not in SOLVERS:
+        raise ValueError(f"integrator = {integrator!r}; allowed: {sorted(SOLVERS)}")
+    for name, value in (("h", h), ("macro_dt", macro_dt)):
+        if not value > 0:
+            raise ValueError(f"{name} = {value!r} must be > 0")
+    spec = SYSTEMS[system]
+    coefficients = dict(coefficients or {})
+    if "h" in inspect.signature(spec.rhs).parameters:
+        coefficients["h"] = h
+    try:
+        inspect.signature(spec.rhs).bind_partial(None, None, **coefficients)
+    except TypeError as err:
+        raise ValueError(f"coefficients {coefficients!r} do not fit {spec.rhs.__name__}: {err}") from err
+    filters = (
+        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout)
+        if spec.spatial_dims == 2
+        else DerivativeFilters1D(h=h, mode=filter_mode)
+    )
+    return MultiPDENet(
+        physics=functools.partial(spec.rhs, **coefficients),
+        filters=filters,
+        macro_dt=macro_dt,
+        n_micro=n_micro,
+        integrator=integrator,
+        corrector=_make_net("corrector", corrector, spec),
+        micro_net=_make_net("micro_net", micro_net, spec),
+        macro_net=_make_net("macro_net", macro_net, spec),
+    )
