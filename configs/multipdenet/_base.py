@@ -12,7 +12,7 @@ def build(dataset, *, tag: str, num_steps: int, window: int, batch_size: int, lr
           baseline_fno_width: int = 32, baseline_fno_depth: int = 4,
           baseline_unet_features=(32, 64, 128), n_micro: int = 4, eval_steps: int = -1,
           eval_batch: int = 10, log_every: int = 10, checkpoint_every: int = 100,
-          data_root: str = "data/pde") -> ml_collections.ConfigDict:
+          data_root: str = "data/pde", warmup_steps: int = 20) -> ml_collections.ConfigDict:
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.dataset = dataset
@@ -25,7 +25,8 @@ def build(dataset, *, tag: str, num_steps: int, window: int, batch_size: int, lr
     c.baseline = dict(
         fno_modes=baseline_fno_modes, fno_width=baseline_fno_width, fno_depth=baseline_fno_depth,
         fno_projection=64, unet_features=tuple(baseline_unet_features), solver_steps_per_frame=0)
-    c.optim = dict(lr=lr, end_lr_factor=0.05, weight_decay=0.0, grad_clip=1.0)
+    c.optim = dict(lr=lr, end_lr_factor=0.05, warmup_steps=warmup_steps, weight_decay=0.0,
+                   grad_clip=1.0)
     c.train = config_lib.train_block(num_steps, log_every=log_every,
                                      checkpoint_every=checkpoint_every)
     c.train.window = window

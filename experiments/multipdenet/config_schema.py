@@ -40,6 +40,7 @@ _OTHER = {
     "data_root": Str(allow_empty=False),
     "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.end_lr_factor": Float(lo=0.0, hi=1.0),
+    "optim.warmup_steps": Int(lo=0),
     "optim.weight_decay": Float(lo=0.0),
     "optim.grad_clip": Float(lo=0.0, lo_open=True),
     "train.window": Int(lo=1),

@@ -70,8 +70,11 @@ def build_emulator(config, metadata: dict) -> emulators.Emulator:
 
 
 def make_optimizer(config) -> optax.GradientTransformation:
+    """AdamW with global-norm clipping, linear warm-up and cosine decay."""
     o, steps = config.optim, config.train.num_steps
-    schedule = optax.cosine_decay_schedule(o.lr, steps, alpha=o.end_lr_factor)
+    warmup = min(o.warmup_steps, steps - 1)
+    schedule = optax.warmup_cosine_decay_schedule(0.0, o.lr, warmup, steps,
+                                                  end_value=o.lr * o.end_lr_factor)
     return optax.chain(optax.clip_by_global_norm(o.grad_clip),
                        optax.adamw(schedule, weight_decay=o.weight_decay))
 
@@ -98,7 +101,7 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
         updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
         return ({"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state,
                  "step": state["step"] + 1},
-                {"loss": loss, "grad_norm": optax.global_norm(grads)})
+                {"loss": loss, "grad_norm": optax.tree.norm(grads)})
 
     def batch_fn(step, rows):
         batch = data_lib.window_batch(train_data, step, seed, bs, window)

@@ -6,8 +6,8 @@ was not available):
     for k in macro steps:                                    # ΔT, the data's time step
         u = u_k
         for m in 0 .. M-1:                                   # δt = ΔT / M
-            u = u + ∫_δt F(u, D_θ(u + Corr(u))) dτ + MiNN(u)  # Eq. (3): RK4 (or Euler) + MiNN
-        u_{k+1} = u + MaNN(u)                                # once per macro step
+            u = u + ∫_δt F(u, D_θ(u + Corr(u))) dτ + δt·MiNN(u)  # Eq. (3): RK4 (or Euler) + MiNN
+        u_{k+1} = u + ΔT·MaNN(u)                                # once per macro step
 
 - F is the known PDE right-hand side (`physics.py`); D_θ the stencil filters
   (`filters.py`), applied to the corrected state ũ = u + Corr(u) while advecting
@@ -18,6 +18,11 @@ was not available):
   classical 4th-order FD + RK4 solver on the coarse grid. P2C2Net's FNO replaces the
   field (ũ = FNO(u)); the residual form keeps "network disabled" and "network zeroed"
   the same model. MiNN and MaNN see only the current state (no history).
+- MiNN and MaNN predict correction *rates*: their outputs are multiplied by the step they
+  correct (δt, ΔT). The correction then scales with the step like the integral beside it,
+  and an optimizer's first updates of the zero-initialised output layers perturb the state
+  by O(lr·δt) instead of O(lr) per step (with Adam at lr 3e-3 the unscaled form raised the
+  Burgers window loss 1000-fold in the first steps before recovering).
 - The networks are Linen modules held by `MultiPDENet`; the time stepping is pure
   functions of `(model, params, u)` (`micro_step`, `macro_step`, `rollout`) with the
   parameters passed through the integrator's `args`, `lax.scan` over steps and
@@ -117,23 +122,24 @@ def _vector_field(model: MultiPDENet) -> Callable[[Any, Array, Any], Array]:
 
 
 def micro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
-    """`u + ∫_δt F dτ + MiNN(u)` (Eq. 3) with one RK4 (or Euler) step of δt = ΔT / M.
+    """`u + ∫_δt F dτ + δt·MiNN(u)` (Eq. 3) with one RK4 (or Euler) step of δt = ΔT / M.
 
     `u`: `(..., *spatial, C)`; returns the same shape.
     """
     step = make_stepper(_vector_field(model), model.integrator)
     u_next = step(u, 0.0, model.macro_dt / model.n_micro, params)
     if model.micro_net is not None:
-        u_next = u_next + model.apply(params, u, method=MultiPDENet.micro_correction)
+        dt = model.macro_dt / model.n_micro
+        u_next = u_next + dt * model.apply(params, u, method=MultiPDENet.micro_correction)
     return u_next
 
 
 def macro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
-    """M checkpointed micro steps, then `+ MaNN`: `u_k (..., *spatial, C)` -> `u_{k+1}`."""
+    """M checkpointed micro steps, then `+ ΔT·MaNN`: `u_k (..., *spatial, C)` -> `u_{k+1}`."""
     body = jax.checkpoint(lambda v, p: micro_step(model, p, v))
     u, _ = jax.lax.scan(lambda v, _: (body(v, params), None), u, None, length=model.n_micro)
     if model.macro_net is not None:
-        u = u + model.apply(params, u, method=MultiPDENet.macro_correction)
+        u = u + model.macro_dt * model.apply(params, u, method=MultiPDENet.macro_correction)
     return u
 
 

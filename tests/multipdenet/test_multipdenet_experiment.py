@@ -1,0 +1,116 @@
+"""The MultiPDENet experiment end to end on the tiny config (8 fake CPU devices)."""
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from experiments.multipdenet import train
+from lib.common import config as config_lib
+from lib.common.config import ConfigError
+from lib.multipdenet import data as data_lib, emulators
+
+CONFIG = "configs/multipdenet/burgers.py:tiny"
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("pde_data"))
+
+
+def _config(data_root, **overrides):
+    return config_lib.apply_overrides(config_lib.load_config(CONFIG),
+                                      {"data_root": data_root, **overrides})
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, data_root):
+    workdir = str(tmp_path_factory.mktemp("run"))
+    results = train.train_and_evaluate(_config(data_root), workdir)
+    return workdir, results
+
+
+def test_tiny_run_writes_results_and_plots(tiny_run):
+    workdir, results = tiny_run
+    on_disk = json.load(open(os.path.join(workdir, "results.json")))
+    for key in ("rmse", "mae", "mnad", "hct"):
+        assert len(on_disk[key]) == 2 and np.isfinite(on_disk[key][0])
+    assert len(on_disk["correlation_mean"]) == on_disk["eval_steps"] == 10
+    assert 0 < on_disk["hct"][0] <= on_disk["horizon"] + 1e-9
+    assert on_disk["n_params"] == results["n_params"] > 0
+    for name in ("snapshots.png", "correlation.png", "train_loss.png"):
+        assert os.path.getsize(os.path.join(workdir, "plots", name)) > 1000
+    assert os.path.isdir(os.path.join(workdir, "checkpoints", "4"))
+
+
+def test_rerun_resumes_and_reproduces(tiny_run, data_root):
+    workdir, first = tiny_run
+    again = train.train_and_evaluate(_config(data_root), workdir)
+    assert again["resumed_from"] == 4
+    assert again["rmse"] == first["rmse"] and again["hct"] == first["hct"]
+
+
+def test_one_train_step_lowers_the_loss_on_a_fixed_batch(data_root):
+    config = _config(data_root, **{"optim.lr": 1e-4, "optim.warmup_steps": 0})
+    data = data_lib.load_or_generate(config.dataset, data_root)
+    emulator = train.build_emulator(config, data["metadata"])
+    task = train.make_task(config, emulator, data["train"])
+    state = task.init_state(jax.random.key(0))
+    batch = jax.tree.map(jnp.asarray, task.batch_fn(0, slice(None)))
+    step = jax.jit(task.train_step)
+    losses = []
+    for _ in range(3):
+        state, m = step(state, batch, jax.random.key(1))
+        losses.append(float(m["loss"]))
+    after = float(train.window_loss(emulator, state["params"], batch, config.train.window))
+    assert after < losses[0], (losses, after)
+
+
+def test_frozen_filters_without_networks_is_the_coarse_classical_solver(data_root):
+    """MultiPDENet with frozen FD filters and no networks == the classical FD4+RK4 solver
+    on the coarse grid with M steps per frame (Burgers: the dataset's own scheme)."""
+    config = _config(data_root, **{"model.filter_mode": "frozen", "model.corrector": "none",
+                                   "model.micro_net": "none", "model.macro_net": "none"})
+    data = data_lib.load_or_generate(config.dataset, data_root)
+    meta = data["metadata"]
+    mpn = train.build_emulator(config, meta)
+    classical = emulators.coarse_solver(meta, steps_per_frame=config.model.n_micro)
+    u0 = jnp.asarray(data["test"][:, 0])
+    a = mpn.rollout(mpn.init(jax.random.key(0), u0), u0, 5)
+    b = classical.rollout({}, u0, 5)
+    assert a.shape == b.shape == (5,) + u0.shape
+    np.testing.assert_allclose(a, b, atol=2e-5)
+    assert float(jnp.max(jnp.abs(a[-1] - u0))) > 1e-2  # the state really moved
+
+
+@pytest.mark.parametrize("override,message", [
+    ({"model.n_micro": 0}, r"'model.n_micro' = 0 is not allowed; expected an int >= 1"),
+    ({"train.window": 50}, r"'train.window' = 50 .* must be <= 10"),
+    ({"model.fno_modes": 9}, r"FNO with 9 modes, which needs a grid of at least 18 points; the coarse grid has 16"),
+    ({"dataset.data.space_factor": 3}, r"not divisible|divisible"),
+    ({"model.name": "transformer"}, r"'model.name' = 'transformer' .*one of"),
+    ({"dataset.params.viscosity": -0.1}, r"'dataset.params.viscosity' = -0.1"),
+])
+def test_bad_configs_fail_before_compute(tmp_path, data_root, override, message):
+    config = _config(data_root, **override)
+    with pytest.raises(ValueError, match=message):
+        train.train_and_evaluate(config, str(tmp_path / "w"))
+    assert not os.path.exists(tmp_path / "w")
+
+
+def test_window_batches_are_pure_functions_of_the_step():
+    trajs = np.random.default_rng(0).normal(size=(3, 12, 4, 4, 2)).astype(np.float32)
+    a = data_lib.window_batch(trajs, 7, 0, 5, 3)
+    b = data_lib.window_batch(trajs, 7, 0, 5, 3)
+    c = data_lib.window_batch(trajs, 8, 0, 5, 3)
+    np.testing.assert_array_equal(a["target"], b["target"])
+    assert not np.array_equal(a["target"], c["target"])
+    assert a["u0"].shape == (5, 4, 4, 2) and a["target"].shape == (5, 3, 4, 4, 2)
+    # labels follow their input frame in the same trajectory
+    for i in range(5):
+        hits = [(n, t) for n in range(3) for t in range(9) if np.array_equal(trajs[n, t], a["u0"][i])]
+        assert hits and any(np.array_equal(trajs[n, t + 1:t + 4], a["target"][i]) for n, t in hits)
+    with pytest.raises(ValueError, match="shorter than the trajectories"):
+        data_lib.window_batch(trajs, 0, 0, 2, 12)
