@@ -1,0 +1,38 @@
+"""MultiPDENet on 1-D KdV (u_t + 6 u u_x + u_xxx = 0, colliding solitons; notes §1.3, §2.3).
+
+    python experiments/multipdenet/main.py --config=configs/multipdenet/kdv.py:quick
+
+Variants:
+  tiny    64 -> 32 points (tests; seconds).
+  quick   256 -> 32 points on [0, 32), a frame every 0.5 for 50 time units, M = 4; the
+          notes' sample length of 10 frames is the training window (minutes on 2 CPU cores).
+  paper   512 -> 128 points, 100 time units; for accelerators.
+"""
+from configs.multipdenet import _base
+from configs.pde_data import kdv as data
+from experiments.multipdenet.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+
+VARIANTS = ("tiny", "quick", "paper")
+
+
+def _quick_data():
+    d = data.get_config("quick")
+    d.data.space_factor = 8
+    return d
+
+
+def get_config(arg=None):
+    return variant_config({
+        "tiny": lambda: _base.build(
+            data.get_config("tiny"), tag="kdv_tiny", num_steps=4, window=2, batch_size=8,
+            lr=1e-3, fno_modes=4, fno_width=4, baseline_fno_modes=4, baseline_fno_width=8,
+            baseline_fno_depth=2, log_every=2, checkpoint_every=2, eval_batch=2),
+        "quick": lambda: _base.build(
+            _quick_data(), tag="kdv_quick", num_steps=300, window=9, batch_size=8, lr=2e-3,
+            fno_modes=8, fno_width=16, baseline_fno_modes=16, log_every=10,
+            checkpoint_every=50),
+        "paper": lambda: _base.build(
+            data.get_config("paper"), tag="kdv_paper", num_steps=10000, window=9,
+            batch_size=32, lr=2e-3, checkpoint_every=500),
+    }, arg, default="quick")

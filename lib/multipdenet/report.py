@@ -1,0 +1,71 @@
+"""Results of a MultiPDENet sweep: collect results.json files, tabulate, plot, splice."""
+from __future__ import annotations
+
+import glob
+import os
+
+import numpy as np
+
+from lib.common import plotting, workdir as wd
+
+ORDER = ["multipdenet", "coarse_solver", "fno", "unet", "abl_frozen_filters", "abl_free_filters",
+         "abl_no_minn", "abl_no_mann", "abl_euler", "abl_no_corrector"]
+
+
+def collect(root: str, variant: str) -> dict[str, dict[str, dict]]:
+    """{system: {run name: results}} for every finished run under `root`."""
+    out: dict[str, dict[str, dict]] = {}
+    for path in sorted(glob.glob(os.path.join(root, f"*_{variant}", "*", wd.RESULTS))):
+        run = os.path.basename(os.path.dirname(path))
+        system = os.path.basename(os.path.dirname(os.path.dirname(path)))[: -len(variant) - 1]
+        out.setdefault(system, {})[run] = wd.read_json(path)
+    return out
+
+
+def _fmt(pair) -> str:
+    mean, std = pair
+    if mean is None or not np.isfinite(mean):
+        return "diverged"
+    return f"{mean:.3g} ± {std:.2g}"
+
+
+def table(results: dict[str, dict[str, dict]]) -> str:
+    lines = ["| system | model | RMSE | MAE | MNAD | HCT (time units) | horizon | HCT / best baseline HCT | params | train steps | train wall s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for system in sorted(results):
+        runs = results[system]
+        baselines = [runs[b]["hct"][0] for b in ("coarse_solver", "fno", "unet") if b in runs]
+        best = max(baselines) if baselines else None
+        for name in sorted(runs, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
+            r = runs[name]
+            ratio = f"{r['hct'][0] / best:.2f}" if best else "—"
+            lines.append(
+                f"| {system} | {name} | {_fmt(r['rmse'])} | {_fmt(r['mae'])} | {_fmt(r['mnad'])} | "
+                f"{_fmt(r['hct'])} | {r['horizon']:.3g} | {ratio} | {r['n_params']} | "
+                f"{r['train_steps']} | {r['train_wall_s']:.0f} |")
+    return "\n".join(lines)
+
+
+def correlation_plots(results, prefix: str) -> list[str]:
+    paths = []
+    for system, runs in sorted(results.items()):
+        series = {}
+        for name in sorted(runs, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
+            r = runs[name]
+            t = (np.arange(len(r["correlation_mean"])) + 1) * r["frame_dt"]
+            series[name] = (t, r["correlation_mean"])
+        paths.append(plotting.line_plot(f"{prefix}_correlation_{system}.png", series,
+                                        xlabel="time", ylabel="correlation (mean over test)",
+                                        hline=0.8, title=f"{system}: correlation with the truth"))
+    return paths
+
+
+def splice(readme: str, variant: str, text: str) -> None:
+    begin, end = f"<!-- results:{variant}:begin -->", f"<!-- results:{variant}:end -->"
+    doc = open(readme).read()
+    if begin not in doc or end not in doc:
+        raise ValueError(f"{readme} has no {begin} ... {end} block")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(readme, "w") as f:
+        f.write(f"{head}{begin}\n{text}\n{end}{tail}")

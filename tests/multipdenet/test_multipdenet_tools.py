@@ -1,0 +1,49 @@
+"""The sweep definitions and the results table builder."""
+import json
+import os
+
+import pytest
+
+from experiments.multipdenet import sweeps as sweep
+from lib.multipdenet import report as results_tool
+
+
+def _fake(root, system, run, hct, rmse=0.1):
+    d = os.path.join(root, f"{system}_quick", run)
+    os.makedirs(d)
+    r = {"rmse": [rmse, 0.01], "mae": [0.05, 0.0], "mnad": [0.01, 0.0], "hct": [hct, 0.1],
+         "horizon": 2.0, "n_params": 10, "train_steps": 5, "train_wall_s": 1.0, "frame_dt": 0.5,
+         "correlation_mean": [0.99, 0.9, 0.7, 0.5], "device": "cpu"}
+    json.dump(r, open(os.path.join(d, "results.json"), "w"))
+
+
+def test_table_ratios_and_splice(tmp_path):
+    root = str(tmp_path / "runs")
+    _fake(root, "burgers", "multipdenet", 1.5)
+    _fake(root, "burgers", "fno", 0.5)
+    _fake(root, "burgers", "coarse_solver", 1.0, rmse=float("nan"))
+    collected = results_tool.collect(root, "quick")
+    assert sorted(collected["burgers"]) == ["coarse_solver", "fno", "multipdenet"]
+    md = results_tool.table(collected)
+    rows = [line for line in md.splitlines() if line.startswith("| burgers")]
+    assert [r.split("|")[2].strip() for r in rows] == ["multipdenet", "coarse_solver", "fno"]
+    assert "| 1.50 |" in rows[0]  # 1.5 / best baseline 1.0
+    assert "diverged" in rows[1]
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\nb\n")
+    results_tool.splice(str(readme), "quick", "NEW")
+    assert readme.read_text() == "a\n<!-- results:quick:begin -->\nNEW\n<!-- results:quick:end -->\nb\n"
+    with pytest.raises(ValueError, match="has no"):
+        results_tool.splice(str(readme), "paper", "x")
+
+
+def test_sweeps_name_valid_overrides():
+    from lib.common import config as config_lib
+    from experiments.multipdenet.config_schema import validate
+    for system in ("burgers", "navier_stokes", "gray_scott", "kdv"):
+        base = config_lib.load_config(f"configs/multipdenet/{system}.py:tiny")
+        names = []
+        for name, overrides in sweep.runs(system, "all"):
+            validate(config_lib.apply_overrides(base, overrides))
+            names.append(name)
+        assert len(names) == len(set(names)) >= 9
