@@ -197,6 +197,38 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
     return paths
 
 
+# ----------------------------------------------------------------------------- transfer
+
+
+def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,
+                      data_root: str | None = None) -> dict:
+    """Evaluate the model trained in `workdir` on a dataset with other settings.
+
+    `dataset_overrides` change `config.dataset` (e.g. {"params.viscosity": 5e-4} for
+    Re = 2000); the Physics Block is built with the new coefficients (it *knows* the PDE),
+    the networks keep their trained weights. Writes `<workdir>/transfer/<name>.json`.
+    """
+    if not os.path.isfile(os.path.join(workdir, wd.CONFIG)):
+        raise ValueError(f"{workdir!r} has no {wd.CONFIG}: it is not a run folder")
+    config = config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+    config = config_lib.apply_overrides(
+        config, {f"dataset.{k}": v for k, v in dataset_overrides.items()}
+        | ({"data_root": data_root} if data_root else {}))
+    validate(config)
+    data = data_lib.load_or_generate(config.dataset, config.data_root)
+    emulator = build_emulator(config, data["metadata"])
+    params = {}
+    if emulator.trainable:  # parameter shapes do not depend on the grid or the data
+        task = make_task(config, emulator, data["train"])
+        state, _ = train_loop.restore_trained(task, workdir, config.train.seed)
+        params = state["params"]
+    results, _ = evaluate(config, emulator, params, data["test"], data["metadata"])
+    results.update(name=name, overrides=dataset_overrides, model=config.model.name,
+                   dataset=data["path"], frame_dt=data["metadata"]["frame_dt"])
+    wd.write_json_atomic(os.path.join(workdir, "transfer", f"{name}.json"), results)
+    return results
+
+
 # ----------------------------------------------------------------------------- entry point
 
 

@@ -206,6 +206,23 @@ def load_config(spec: str) -> ml_collections.ConfigDict:
     return _module_of(path).get_config(arg or None)
 
 
+def load_config_json(path: str) -> ml_collections.ConfigDict:
+    """A run's recorded `config.json` as a locked ConfigDict (lists become tuples)."""
+    import json  # noqa: PLC0415
+
+    def tuples(obj):
+        if isinstance(obj, dict):
+            return {k: tuples(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return tuple(tuples(v) for v in obj)
+        return obj
+
+    with open(path) as f:
+        config = ml_collections.ConfigDict(tuples(json.load(f)))
+    config.lock()
+    return config
+
+
 def variant_config(variants: Mapping[str, Callable[[], Any]], arg: str | None, default: str):
     """Helper for config files: dispatch `arg` to a variant builder with a clear error."""
     name = arg or default

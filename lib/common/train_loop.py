@@ -102,6 +102,23 @@ def init_or_restore(task: Task, cfg: LoopConfig, mesh, ckpt: Checkpointer | None
     return state, sharding, 0
 
 
+def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple[State, int]:
+    """(state, step) of the newest intact checkpoint in `<workdir>/checkpoints` (for
+    evaluation, notebooks, benchmarks); ValueError when the workdir holds none."""
+    directory = os.path.join(workdir, wd.CHECKPOINTS)
+    if not os.path.isdir(directory):
+        raise ValueError(f"{workdir!r} has no checkpoints/ folder; train there first")
+    mesh = mesh or mesh_lib.make_mesh()
+    ckpt = Checkpointer(directory, save_every=1)
+    try:
+        state, _, step = init_or_restore(task, LoopConfig(num_steps=1, seed=seed), mesh, ckpt)
+    finally:
+        ckpt.close()
+    if step == 0:
+        raise ValueError(f"{workdir!r} holds no checkpoint")
+    return state, step
+
+
 def _any_process(flag: bool) -> bool:
     if jax.process_count() == 1:
         return flag

@@ -114,3 +114,14 @@ def test_window_batches_are_pure_functions_of_the_step():
         assert hits and any(np.array_equal(trajs[n, t + 1:t + 4], a["target"][i]) for n, t in hits)
     with pytest.raises(ValueError, match="shorter than the trajectories"):
         data_lib.window_batch(trajs, 0, 0, 2, 12)
+
+
+def test_transfer_to_other_viscosity_uses_trained_params(tiny_run, data_root):
+    workdir, _ = tiny_run
+    out = train.evaluate_transfer(workdir, {"params.viscosity": 0.01, "data.n_train": 1}, "nu001",
+                                  data_root=data_root)
+    saved = json.load(open(os.path.join(workdir, "transfer", "nu001.json")))
+    assert saved["rmse"] == out["rmse"] and np.isfinite(out["rmse"][0])
+    assert saved["overrides"]["params.viscosity"] == 0.01
+    with pytest.raises(ValueError, match="is not a run folder"):
+        train.evaluate_transfer(os.path.dirname(workdir), {}, "x", data_root=data_root)
