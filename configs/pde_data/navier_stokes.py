@@ -1,0 +1,39 @@
+"""Kolmogorov-flow datasets (2-D Navier–Stokes, Re = 1000, forcing sin(4y), drag 0.1).
+
+    python tools/make_pde_data.py --config=configs/pde_data/navier_stokes.py:quick --workdir=data/pde
+
+Variants:
+  tiny        32² -> 16², 2 + 2 trajectories of 0.2 time units (tests; seconds).
+  quick       256² -> 64², 5 train + 10 test trajectories, 1 time unit of warm-up and 3
+              saved (108 frames, one every 16 steps = 0.028, MultiPDENet's macro step 4·dt₆₄);
+              about 6 minutes on 2 CPU cores.
+  paper       2048² -> 64² as in LI/TSM (notes §2.2): dt = 0.5·(2π/2048)/7 ≈ 2.19e-4, a frame
+              every 32 steps (dt₆₄ ≈ 7.01e-3), 40 time units of warm-up, 20 saved; for GPUs.
+  paper_4pi   the [0, 4π]² domain of §4.5 at the same resolution: 4096² -> 128².
+"""
+import math
+
+import ml_collections
+
+from lib.common.config import variant_config
+
+
+def _config(n, factor, warmup_time, duration, save_every, n_train, n_test, length=2 * math.pi,
+            chunk_frames=50):
+    return ml_collections.ConfigDict(dict(
+        pde="navier_stokes",
+        params=dict(n=n, length=length, viscosity=1e-3, drag=0.1, forcing_wavenumber=4,
+                    forcing_scale=1.0, max_velocity=7.0, peak_wavenumber=4.0, cfl=0.5),
+        data=dict(warmup_time=warmup_time, duration=duration, save_every=save_every,
+                  space_factor=factor, downsample="spectral", n_train=n_train, n_test=n_test,
+                  seed=0, dtype="float32", chunk_frames=chunk_frames),
+    ))
+
+
+def get_config(arg=None):
+    return variant_config({
+        "tiny": lambda: _config(32, 2, 0.2, 0.2, 4, 2, 2, chunk_frames=5),
+        "quick": lambda: _config(256, 4, 1.0, 3.0, 16, 5, 10, chunk_frames=16),
+        "paper": lambda: _config(2048, 32, 40.0, 20.0, 32, 5, 10),
+        "paper_4pi": lambda: _config(4096, 32, 40.0, 20.0, 32, 5, 10, length=4 * math.pi),
+    }, arg, default="quick")

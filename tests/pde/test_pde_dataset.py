@@ -1,0 +1,120 @@
+"""Dataset layer and `tools/make_pde_data.py`: caching, atomic writes, checked loading, bad input."""
+import dataclasses
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from lib.common.config import load_config
+from lib.pde import data_config, dataset, systems, trajectory
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def tiny_spec(pde: str = "kdv", **data) -> dataset.DatasetSpec:
+    config = load_config(os.path.join(ROOT, f"configs/pde_data/{pde}.py:tiny"))
+    return dataclasses.replace(data_config.spec_from_config(config), **data)
+
+
+def test_write_load_and_cache(tmp_path):
+    spec = tiny_spec()
+    calls = []
+    path, cached = dataset.generate_dataset(spec, str(tmp_path), progress=lambda d, t: calls.append((d, t)))
+    assert not cached and calls[-1][0] == calls[-1][1]
+    expected = dataset.dataset_metadata(spec)
+    data = dataset.load_dataset(path, expected)
+    m = expected["coarse_grid"]
+    assert data["train"]["data"].shape == (spec.n_train, expected["n_frames"], 1, m)
+    assert data["test"]["data"].shape == (spec.n_test, expected["n_frames"], 1, m)
+    np.testing.assert_allclose(np.diff(data["train"]["times"]), expected["frame_dt"])
+    assert os.path.basename(path) == f"kdv_{dataset.cache_key(expected)}"
+    # Same request: found, not recomputed. Different seed: a new dataset.
+    assert dataset.generate_dataset(spec, str(tmp_path), progress=lambda d, t: 1 / 0) == (path, True)
+    other, cached = dataset.generate_dataset(dataclasses.replace(spec, seed=1), str(tmp_path))
+    assert other != path and not cached
+    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(path), os.path.basename(other)])
+
+
+def test_frames_match_a_direct_simulation(tmp_path):
+    spec = tiny_spec()
+    path, _ = dataset.generate_dataset(spec, str(tmp_path))
+    metadata = dataset.dataset_metadata(spec)
+    solver = systems.build(spec.pde, spec.params)
+    u0 = solver.initial_state(dataset.initial_keys(spec.seed, "test", 2)[1])
+    n_steps = (metadata["n_frames"] - 1) * metadata["save_every"]
+    run = trajectory.simulate(u0, solver.step, n_steps, n_steps)
+    coarse = np.asarray(run.final_state)[:, :: spec.space_factor]  # spectral truncation is exact here
+    stored = dataset.load_dataset(path, metadata)["test"]["data"][1, -1]
+    np.testing.assert_allclose(stored, coarse, atol=1e-4)
+
+
+def test_loading_with_different_metadata_names_the_field(tmp_path):
+    spec = tiny_spec()
+    path, _ = dataset.generate_dataset(spec, str(tmp_path))
+    expected = dataset.dataset_metadata(dataclasses.replace(spec, params=dict(spec.params, dt=0.005)))
+    with pytest.raises(ValueError, match=r"metadata field 'dt' is 0.01, expected 0.005"):
+        dataset.load_dataset(path, expected)
+    expected = dataset.dataset_metadata(dataclasses.replace(spec, n_test=3))
+    with pytest.raises(ValueError, match="'n_test'"):
+        dataset.load_dataset(path, expected)
+    with pytest.raises(ValueError, match="not a finished dataset"):
+        dataset.load_dataset(str(tmp_path / "missing"), expected)
+
+
+def test_blowup_leaves_no_finished_dataset(tmp_path, monkeypatch):
+    spec = tiny_spec()
+    build = systems.build
+    # A step that multiplies the state by 10 overflows float32 to Inf after ~38 steps.
+    monkeypatch.setattr(systems, "build", lambda *a, **k: build(*a, **k)._replace(step=lambda s: 10 * s))
+    with pytest.raises(trajectory.BlowUpError, match=r"field\(s\) 'u' of sample \d+ became NaN/Inf at step 3\d "):
+        dataset.generate_dataset(spec, str(tmp_path))
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(pde="heat"), "unknown PDE name 'heat'"),
+        (dict(params={"viscosity": -0.01}), "params.viscosity"),
+        (dict(data={"space_factor": 3}), "not divisible by the downsampling factor 3"),
+        (dict(params={"cfl": 2.0}), "above the CFL limit"),
+    ],
+)
+def test_bad_config_is_a_value_error_before_compute(change, match):
+    config = load_config(os.path.join(ROOT, "configs/pde_data/navier_stokes.py:tiny"))
+    config.pde = change.get("pde", config.pde)
+    for group in ("params", "data"):
+        for key, value in change.get(group, {}).items():
+            config[group][key] = value
+    with pytest.raises(ValueError, match=match):
+        data_config.spec_from_config(config)
+
+
+def test_sharded_generation_equals_single_device():
+    spec = tiny_spec("navier_stokes", n_train=3, n_test=2)  # 5 trajectories, padded to 8
+    metadata = dataset.dataset_metadata(spec)
+    solver = systems.build(spec.pde, spec.params)
+    keys = dataset.initial_keys(spec.seed, "train", 5)
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    sharded = dataset.simulate_coarse(solver, keys, metadata, spec.chunk_frames, mesh)
+    single = dataset.simulate_coarse(solver, keys, metadata, spec.chunk_frames)
+    assert sharded.shape == (5, metadata["n_frames"], 2, 16, 16)
+    np.testing.assert_allclose(sharded, single, atol=1e-5)
+
+
+def test_command_line_tool_writes_a_dataset_and_rejects_a_bad_config(tmp_path):
+    command = [sys.executable, os.path.join(ROOT, "tools/make_pde_data.py"),
+               "--config=" + os.path.join(ROOT, "configs/pde_data/burgers.py:tiny"),
+               f"--workdir={tmp_path}", "--config.data.seed=2"]
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert first.returncode == 0, first.stderr
+    path = first.stdout.strip().splitlines()[-1]
+    assert sorted(os.listdir(path)) == ["metadata.json", "test.npz", "train.npz"]
+    assert os.path.isfile(os.path.join(tmp_path, "plots", os.path.basename(path) + ".png"))
+    bad = subprocess.run(command + ["--config.params.viscosity=-1.0"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert bad.returncode == 2 and "params.viscosity" in bad.stderr
