@@ -31,10 +31,13 @@ def _plot(spec: dataset.DatasetSpec, metadata: dict, path: str, workdir: str) ->
     stride = max((metadata["n_frames"] - 1) // 3, 1)
     fine_metadata = dict(metadata, space_factor=1, save_every=metadata["save_every"] * stride,
                          n_frames=min(4, metadata["n_frames"]))
-    fine = dataset.simulate_coarse(solver, dataset.initial_keys(spec.seed, "train", 1), fine_metadata)[0]
+    keys = dataset.initial_keys(spec.seed, "train", 1)
+    fine = dataset.simulate_coarse(solver, keys, fine_metadata)[0]
     coarse = dataset.load_dataset(path, metadata)["train"]["data"][0, ::stride][: len(fine)]
     if spec.pde == "navier_stokes":
-        fine, coarse = (np.asarray(navier_stokes.velocity_to_vorticity(f, solver.length)) for f in (fine, coarse))
+        fine, coarse = (
+            np.asarray(navier_stokes.velocity_to_vorticity(f, solver.length)) for f in (fine, coarse)
+        )
         name = "vorticity"
     else:
         fine, coarse, name = fine[:, 0], coarse[:, 0], metadata["fields"][0]

@@ -49,7 +49,9 @@ def test_two_resolutions_agree_to_fourth_order():
         return jnp.asarray(np.stack([u, v]))
 
     with jax.enable_x64(True):
-        results = {n: np.asarray(advance(burgers.make_step(n, 1e-3), initial(n), 100)) for n in (16, 32, 64, 128)}
+        results = {
+            n: np.asarray(advance(burgers.make_step(n, 1e-3), initial(n), 100)) for n in (16, 32, 64, 128)
+        }
     errors = [np.abs(results[n] - results[128][:, :: 128 // n, :: 128 // n]).max() for n in (16, 32, 64)]
     orders = observed_orders(errors)
     assert errors[-1] < 1e-5 and np.all(orders > 3.6), (errors, orders)

@@ -69,7 +69,8 @@ def test_blowup_leaves_no_finished_dataset(tmp_path, monkeypatch):
     build = systems.build
     # A step that multiplies the state by 10 overflows float32 to Inf after ~38 steps.
     monkeypatch.setattr(systems, "build", lambda *a, **k: build(*a, **k)._replace(step=lambda s: 10 * s))
-    with pytest.raises(trajectory.BlowUpError, match=r"field\(s\) 'u' of sample \d+ became NaN/Inf at step 3\d "):
+    message = r"field\(s\) 'u' of sample \d+ became NaN/Inf at step 3\d "
+    with pytest.raises(trajectory.BlowUpError, match=message):
         dataset.generate_dataset(spec, str(tmp_path))
     assert os.listdir(tmp_path) == []
 

@@ -34,7 +34,8 @@ def test_sharded_batch_equals_single_device():
     with pytest.raises(ValueError, match="not divisible by the 8 devices"):
         trajectory.make_batch_simulator(step, 20, 5, mesh=mesh)(initial[:6])
     with pytest.raises(ValueError, match="AxisType.Auto"):
-        trajectory.make_batch_simulator(step, 20, 5, mesh=jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,)))
+        explicit = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Explicit,))
+        trajectory.make_batch_simulator(step, 20, 5, mesh=explicit)
 
 
 def test_blowup_names_the_step_and_the_field():
@@ -45,7 +46,8 @@ def test_blowup_names_the_step_and_the_field():
     batch = jnp.zeros((3, 2, 4)).at[1, 0].set(-2.0)  # sample 1 lags two steps behind
     run = trajectory.make_batch_simulator(step, 12, 3)(batch)
     np.testing.assert_array_equal(run.blowup_step, [7, 9, 7])
-    with pytest.raises(trajectory.BlowUpError, match=r"field\(s\) 'v' of sample 0 became NaN/Inf at step 107 \(t = 10.7"):
+    message = r"field\(s\) 'v' of sample 0 became NaN/Inf at step 107 \(t = 10.7"
+    with pytest.raises(trajectory.BlowUpError, match=message):
         trajectory.raise_on_blowup(run, ("u", "v"), step_offset=100, dt=0.1)
 
 
