@@ -23,7 +23,7 @@ from absl import logging
 
 from experiments.multipdenet import config_schema
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
-from lib.common import plotting, progress as progress_lib, train_loop, workdir as wd
+from lib.common import plotting, train_loop, workdir as wd
 from lib.multipdenet import data as data_lib, emulators, metrics as mpn_metrics
 from lib.multipdenet import model as mpn_model
 from lib.nn import FNO, UNet
@@ -239,11 +239,9 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
 
-    bar = progress_lib.Progress(1, desc=f"{config.dataset.pde} dataset")
     data = data_lib.load_or_generate(
         config.dataset, config.data_root,
-        mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None,
-        progress=lambda done, total: (setattr(bar, "total", total), bar.update(done)))
+        mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None)
     metadata = data["metadata"]
     logging.info("dataset %s (%s): train %s, test %s", data["path"],
                  "cached" if data["cached"] else "generated", data["train"].shape, data["test"].shape)

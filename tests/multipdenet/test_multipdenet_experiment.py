@@ -9,7 +9,6 @@ import pytest
 
 from experiments.multipdenet import train
 from lib.common import config as config_lib
-from lib.common.config import ConfigError
 from lib.multipdenet import data as data_lib, emulators
 
 CONFIG = "configs/multipdenet/burgers.py:tiny"
