@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -197,6 +197,44 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
     return paths
 
 
+# ----------------------------------------------------------------------------- trained runs
+
+
+class Run(NamedTuple):
+    """A finished run, ready for rollouts: see `load_run`."""
+
+    config: Any
+    data: dict
+    emulator: emulators.Emulator
+    params: Any
+    step: int
+
+
+def _run_config(workdir: str):
+    if not os.path.isfile(os.path.join(workdir, wd.CONFIG)):
+        raise ValueError(f"{workdir!r} has no {wd.CONFIG}: it is not a run folder")
+    return config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+
+
+def load_run(workdir: str, data_root: str | None = None) -> Run:
+    """Config (the run's config.json), dataset, emulator and trained parameters of `workdir`.
+
+    For notebooks, benchmarks and transfer studies; `data_root` overrides where the dataset
+    is looked up (it is regenerated there if missing). ValueError if `workdir` is not a run.
+    """
+    config = _run_config(workdir)
+    if data_root:
+        config = config_lib.apply_overrides(config, {"data_root": data_root})
+    validate(config)
+    data = data_lib.load_or_generate(config.dataset, config.data_root)
+    emulator = build_emulator(config, data["metadata"])
+    if not emulator.trainable:
+        return Run(config, data, emulator, {}, 0)
+    state, step = train_loop.restore_trained(make_task(config, emulator, data["train"]), workdir,
+                                             config.train.seed)
+    return Run(config, data, emulator, state["params"], step)
+
+
 # ----------------------------------------------------------------------------- transfer
 
 
@@ -208,9 +246,7 @@ def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,
     Re = 2000); the Physics Block is built with the new coefficients (it *knows* the PDE),
     the networks keep their trained weights. Writes `<workdir>/transfer/<name>.json`.
     """
-    if not os.path.isfile(os.path.join(workdir, wd.CONFIG)):
-        raise ValueError(f"{workdir!r} has no {wd.CONFIG}: it is not a run folder")
-    config = config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+    config = _run_config(workdir)
     config = config_lib.apply_overrides(
         config, {f"dataset.{k}": v for k, v in dataset_overrides.items()}
         | ({"data_root": data_root} if data_root else {}))

@@ -32,7 +32,7 @@ def namespace():
         for i, source in enumerate(_code_cells(NOTEBOOK)):
             assert not any(line.lstrip().startswith(("!", "%")) for line in source.splitlines()), \
                 f"code cell {i} uses shell or magic syntax"
-            exec(compile(source, f"{NOTEBOOK}[code cell {i}]", "exec"), ns)
+            exec(compile(source, f"{NOTEBOOK}[code cell {i}]", "exec"), ns)  # noqa: S102
     finally:
         os.chdir(cwd)
         import matplotlib.pyplot as plt
