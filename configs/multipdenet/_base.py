@@ -35,3 +35,18 @@ def build(dataset, *, tag: str, num_steps: int, window: int, batch_size: int, lr
                   plots=True)
     c.mesh = config_lib.mesh_block()
     return c
+
+
+def tiny(dataset, tag: str) -> ml_collections.ConfigDict:
+    """The `tiny` variant every system shares: seconds, for tests (8-row batches so they
+    split over the 8 fake test devices)."""
+    return build(dataset, tag=tag, num_steps=4, window=2, batch_size=8, lr=1e-3, fno_modes=4,
+                 fno_width=4, baseline_fno_modes=4, baseline_fno_width=8, baseline_fno_depth=2,
+                 unet_features=(4, 8), baseline_unet_features=(4, 8), log_every=2,
+                 checkpoint_every=2, eval_batch=2)
+
+
+def coarser(dataset, space_factor: int) -> ml_collections.ConfigDict:
+    """`dataset` (a configs/pde_data config) saved on a coarser grid."""
+    dataset.data.space_factor = space_factor
+    return dataset

@@ -18,25 +18,16 @@ from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper")
 
-
-def _quick_data():
-    """128² -> 16²: on 32² the classical FD4 solver already tracks the truth for the whole
-    horizon (HCT = 2.0, RMSE 2e-3), so there is nothing to learn; on 16² it is
-    under-resolved (it blows up on some test trajectories), the regime MultiPDENet targets."""
-    d = data.get_config("quick")
-    d.data.space_factor = 8
-    return d
+# quick saves 128² -> 16²: on 32² the classical FD4 solver already tracks the truth for the
+# whole horizon (HCT = 2.0, RMSE 2e-3), so there is nothing to learn; on 16² it is
+# under-resolved (it blows up on some test trajectories), the regime MultiPDENet targets.
 
 
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _base.build(
-            data.get_config("tiny"), tag="burgers_tiny", num_steps=4, window=2, batch_size=8,
-            lr=1e-3, fno_modes=4, fno_width=4, baseline_fno_modes=4, baseline_fno_width=8,
-            baseline_fno_depth=2, unet_features=(4, 8), baseline_unet_features=(4, 8),
-            log_every=2, checkpoint_every=2, eval_batch=2),
+        "tiny": lambda: _base.tiny(data.get_config("tiny"), "burgers_tiny"),
         "quick": lambda: _base.build(
-            _quick_data(), tag="burgers_quick", num_steps=250, window=4,
+            _base.coarser(data.get_config("quick"), 8), tag="burgers_quick", num_steps=250, window=4,
             batch_size=4, lr=3e-3, fno_modes=4, fno_width=12, baseline_fno_modes=8,
             log_every=10, checkpoint_every=50),
         "paper": lambda: _base.build(

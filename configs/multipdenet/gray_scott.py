@@ -16,7 +16,7 @@ from lib.common.config import variant_config
 VARIANTS = ("tiny", "quick", "paper")
 
 
-def _quick_data():
+def QUICK_DATA():
     d = data.get_config("quick")
     d.data.space_factor = 4
     return d
@@ -24,13 +24,9 @@ def _quick_data():
 
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _base.build(
-            data.get_config("tiny"), tag="gray_scott_tiny", num_steps=4, window=2, batch_size=8,
-            lr=1e-3, fno_modes=4, fno_width=4, baseline_fno_modes=4, baseline_fno_width=8,
-            baseline_fno_depth=2, unet_features=(4, 8), baseline_unet_features=(4, 8),
-            log_every=2, checkpoint_every=2, eval_batch=2),
+        "tiny": lambda: _base.tiny(data.get_config("tiny"), "gray_scott_tiny"),
         "quick": lambda: _base.build(
-            _quick_data(), tag="gray_scott_quick", num_steps=300, window=4, batch_size=4,
+            QUICK_DATA(), tag="gray_scott_quick", num_steps=300, window=4, batch_size=4,
             lr=2e-3, fno_modes=8, fno_width=12, baseline_fno_modes=12, log_every=10,
             checkpoint_every=50),
         "paper": lambda: _base.build(
