@@ -20,7 +20,8 @@ def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "gray_scott_tiny"),
         "quick": lambda: _base.build(
-            _base.coarser(data.get_config("quick"), 4), tag="gray_scott_quick", num_steps=300, window=4, batch_size=4,
+            _base.coarser(data.get_config("quick"), 4),
+            tag="gray_scott_quick", num_steps=300, window=4, batch_size=4,
             lr=2e-3, fno_modes=8, fno_width=12, baseline_fno_modes=12,
             baseline_unet_features=(16, 32, 64), log_every=10,
             checkpoint_every=50),

@@ -20,7 +20,8 @@ def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "kdv_tiny"),
         "quick": lambda: _base.build(
-            _base.coarser(data.get_config("quick"), 8), tag="kdv_quick", num_steps=300, window=9, batch_size=8, lr=2e-3,
+            _base.coarser(data.get_config("quick"), 8),
+            tag="kdv_quick", num_steps=300, window=9, batch_size=8, lr=2e-3,
             fno_modes=8, fno_width=16, baseline_fno_modes=16, log_every=10,
             checkpoint_every=50),
         "paper": lambda: _base.build(
