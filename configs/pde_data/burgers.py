@@ -11,6 +11,14 @@ Variants:
 import ml_collections
 
 from lib.common.config import variant_config
+from lib.pde.data_config import spec_from_config
+
+VARIANTS = ("tiny", "quick", "paper")
+
+
+def validate(config):
+    """Schema and physical checks of the dataset request (ValueError before compute)."""
+    spec_from_config(config)
 
 
 def _config(n, factor, duration, save_every, n_train, n_test, chunk_frames=50):

@@ -12,6 +12,14 @@ Grids coarser than 128² on L = 2.5 do not resolve the stripes (the pattern free
 import ml_collections
 
 from lib.common.config import variant_config
+from lib.pde.data_config import spec_from_config
+
+VARIANTS = ("tiny", "quick", "paper")
+
+
+def validate(config):
+    """Schema and physical checks of the dataset request (ValueError before compute)."""
+    spec_from_config(config)
 
 
 def _config(n, factor, length, warmup_time, duration, save_every, n_train, n_test, chunk_frames=50):

@@ -16,6 +16,14 @@ import math
 import ml_collections
 
 from lib.common.config import variant_config
+from lib.pde.data_config import spec_from_config
+
+VARIANTS = ("tiny", "quick", "paper", "paper_4pi")
+
+
+def validate(config):
+    """Schema and physical checks of the dataset request (ValueError before compute)."""
+    spec_from_config(config)
 
 
 def _config(n, factor, warmup_time, duration, save_every, n_train, n_test, length=2 * math.pi,
