@@ -26,8 +26,8 @@ import zlib
 import numpy as np
 from absl import logging
 
-from lib.common import config as config_lib, workdir as wd
-from lib.spurious_ridge import config_schema, data as data_lib, plots, report, simulate, theory
+from lib.common import config as config_lib, plotting, workdir as wd
+from lib.spurious_ridge import config_schema, data as data_lib, report, simulate, theory
 
 validate = config_schema.validate
 
@@ -91,13 +91,13 @@ def run_setting(config, name: str, plot_dir: str | None) -> dict:
         t = out["tradeoff_theory"]
         marks = {"λ_L* (theory)": t["lambda_loss_opt"], "max C (theory)": t["lambda_spurious_peak"]}
         title = f"{name}: {out['description']}, d = {g.d}"
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, f"gaussian_{name}_C.png"),
             curves={"C^Σ(λ) (deterministic equivalent)": (dense, de_dense.spurious)},
             points={f"ridge, mean ± 2 s.e. ({g.num_seeds} sets)": (lams, c, 2 * c_se),
                     "ridge, label-noise averaged": (lams, cc, 2 * cc_se)},
             xlabel="λ", ylabel="spurious correlation C", title=title, vlines=marks)
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, f"gaussian_{name}_L.png"),
             curves={"L^Σ(λ) (deterministic equivalent)": (dense, de_dense.loss)},
             points={f"ridge, mean ± 2 s.e. ({g.num_seeds} sets)": (lams, l, 2 * l_se),
@@ -163,7 +163,7 @@ def run_rf(config, plot_dir: str | None) -> dict:
                                                  design.noise, design.n, lt_dense)
         for key, ylabel, mean, se, th in (("C", "spurious correlation C", c, c_se, curve.spurious),
                                           ("L", "test loss L", l, l_se, curve.loss)):
-            plots.curves_and_points(
+            plotting.curves_and_points(
                 os.path.join(plot_dir, f"rf_equivalence_{key}.png"),
                 curves={"linear ridge, deterministic equivalent at λ̃": (lt_dense, th)},
                 points={f"RF p = {r.equiv_width}, λ grid (± 2 s.e.)":
@@ -173,7 +173,7 @@ def run_rf(config, plot_dir: str | None) -> dict:
                 xlabel="equivalent linear penalty λ̃", ylabel=ylabel,
                 title=f"random features ({r.activation}) vs linear ridge, n = {design.n}")
         ratio = np.asarray(widths) / design.n
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, "rf_width_sweep.png"),
             curves={"C^Σ(λ̃(p))": (ratio, sweep["C_theory"]), "L^Σ(λ̃(p))": (ratio, sweep["L_theory"])},
             points={"C (RF, label-noise averaged) ± 2 s.e.": (ratio, sweep["C_rf"],
@@ -218,17 +218,17 @@ def run_digits(config, plot_dir: str | None) -> dict:
         t = out["tradeoff_sim"]
         title = f"coloured digits ({dg.colour}, ρ = {dg.rho}), n = {sims.n_train}"
         marks = {"λ_L* (held-out)": t["lambda_loss_opt"], "max Ĉ": t["lambda_spurious_peak"]}
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, "digits_C.png"),
             curves={"C^Σ from the moments (Gaussian theory)": (dense, de_dense.spurious)},
             points={f"ridge Ĉ ± 2 s.e. ({dg.num_seeds} splits)": (lams, c, 2 * c_se)},
             xlabel="λ", ylabel="spurious correlation C", title=title, vlines=marks)
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, "digits_L.png"),
             curves={"L^Σ from the moments (Gaussian theory)": (dense, de_dense.loss)},
             points={f"ridge L̂ ± 2 s.e. ({dg.num_seeds} splits)": (lams, l, 2 * l_se)},
             xlabel="λ", ylabel="test loss L", title=title, vlines=marks)
-        plots.curves_and_points(
+        plotting.curves_and_points(
             os.path.join(plot_dir, "digits_rf_width.png"), curves={},
             points={"Ĉ (RF) ± 2 s.e.": (list(dg.widths), rc, 2 * rc_se),
                     "L̂ (RF) ± 2 s.e.": (list(dg.widths), rl, 2 * rl_se)},

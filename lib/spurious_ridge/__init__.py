@@ -8,7 +8,7 @@
   equivalent linear ridge penalty λ̃.
 - `data.py`: Gaussian core/spurious designs (`SETTINGS`), coloured 8×8 digits.
 - `simulate.py`: Monte Carlo over training sets; `report.py`: the results tables;
-  `plots.py`: theory-over-simulation figures; `config_schema.py`: the config checks.
+  `config_schema.py`: the config checks.
 
 float64 numpy/scipy throughout (the reasons are in theory.py's docstring).
 """
