@@ -19,7 +19,6 @@ Rerunning on the same workdir recomputes everything (minutes) and overwrites.
 from __future__ import annotations
 
 import os
-import platform
 import time
 
 import jax
@@ -27,7 +26,7 @@ import numpy as np
 from absl import logging
 
 from lib.adam_abc import config_schema, plots, rates, report, settings, simulate
-from lib.common import config as config_lib, mesh as mesh_lib, workdir as wd
+from lib.common import config as config_lib, mesh as mesh_lib, report as common_report, workdir as wd
 
 validate = config_schema.validate
 
@@ -143,9 +142,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     if "asymptotic" in results:
         results["targets"]["asymptotic"] = report.asymptotic_targets(results["asymptotic"])
     results["wall_s"] = time.perf_counter() - t0
-    results["machine"] = (f"{platform.machine()}, {os.cpu_count()} CPU cores, "
-                          f"{jax.device_count()} {jax.default_backend()} device(s), jax "
-                          f"{jax.__version__}")
+    results["machine"] = common_report.machine()
     if primary:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         with open(os.path.join(workdir, "results.md"), "w") as f:

@@ -19,14 +19,13 @@ Rerunning on the same workdir recomputes (a few minutes at most) and overwrites.
 from __future__ import annotations
 
 import os
-import platform
 import time
 import zlib
 
 import numpy as np
 from absl import logging
 
-from lib.common import config as config_lib, plotting, workdir as wd
+from lib.common import config as config_lib, plotting, report as common_report, workdir as wd
 from lib.spurious_ridge import config_schema, data as data_lib, report, simulate, theory
 
 validate = config_schema.validate
@@ -271,7 +270,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         logging.info("%s done in %.1f s", part, results[part]["wall_s"])
     results["targets"] = targets(results)
     results["wall_s"] = time.perf_counter() - t0
-    results["machine"] = f"{platform.machine()}, {os.cpu_count()} CPU cores, numpy {np.__version__}"
+    results["machine"] = common_report.machine()
     results = _jsonable(results)
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
     with open(os.path.join(workdir, "results.md"), "w") as f:

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from lib.common import plotting, workdir as wd
+from lib.common.report import splice  # noqa: F401  (re-exported for tools/multipdenet_results.py)
 
 ORDER = ["multipdenet", "coarse_solver", "fno", "unet", "abl_frozen_filters", "abl_free_filters",
          "abl_no_minn", "abl_no_mann", "abl_euler", "abl_no_corrector"]
@@ -59,13 +60,3 @@ def correlation_plots(results, prefix: str) -> list[str]:
                                         hline=0.8, title=f"{system}: correlation with the truth"))
     return paths
 
-
-def splice(readme: str, variant: str, text: str) -> None:
-    begin, end = f"<!-- results:{variant}:begin -->", f"<!-- results:{variant}:end -->"
-    doc = open(readme).read()
-    if begin not in doc or end not in doc:
-        raise ValueError(f"{readme} has no {begin} ... {end} block")
-    head, rest = doc.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    with open(readme, "w") as f:
-        f.write(f"{head}{begin}\n{text}\n{end}{tail}")

@@ -1,7 +1,7 @@
 """Markdown tables from a run's results.json (written by experiments/spurious_ridge/train.py)."""
 from __future__ import annotations
 
-import re
+from lib.common.report import splice  # noqa: F401  (re-exported for tools/spurious_ridge_results.py)
 
 
 def _f(x, digits: int = 3) -> str:
@@ -99,15 +99,3 @@ def tables(results: dict) -> str:
         parts.append("### Coloured digits\n\n" + digits_table(results))
     return "\n\n".join(parts)
 
-
-def splice(path: str, tag: str, text: str) -> None:
-    """Replace the text between `<!-- results:TAG:begin -->` and `<!-- results:TAG:end -->`."""
-    with open(path) as f:
-        doc = f.read()
-    begin, end = f"<!-- results:{tag}:begin -->", f"<!-- results:{tag}:end -->"
-    if begin not in doc or end not in doc:
-        raise ValueError(f"{path} has no {begin} ... {end} block")
-    doc = re.sub(re.escape(begin) + r".*?" + re.escape(end),
-                 lambda _: f"{begin}\n{text}\n{end}", doc, flags=re.S)
-    with open(path, "w") as f:
-        f.write(doc)

@@ -33,7 +33,7 @@ def test_table_ratios_and_splice(tmp_path):
     readme.write_text("a\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\nb\n")
     results_tool.splice(str(readme), "quick", "NEW")
     assert readme.read_text() == "a\n<!-- results:quick:begin -->\nNEW\n<!-- results:quick:end -->\nb\n"
-    with pytest.raises(ValueError, match="has no"):
+    with pytest.raises(ValueError, match="results:paper:begin"):
         results_tool.splice(str(readme), "paper", "x")
 
 

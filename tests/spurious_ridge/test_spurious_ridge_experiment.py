@@ -67,5 +67,5 @@ def test_splice_replaces_only_the_marked_block(tmp_path):
     report.splice(str(path), "quick", "new table")
     assert path.read_text() == ("intro\n<!-- results:quick:begin -->\nnew table\n"
                                 "<!-- results:quick:end -->\nafter\n")
-    with pytest.raises(ValueError, match="no <!-- results:paper:begin -->"):
+    with pytest.raises(ValueError, match="results:paper:begin"):
         report.splice(str(path), "paper", "x")
