@@ -1,0 +1,1 @@
+"""Datasets shared by several papers (images that ship in packages or Debian data packages)."""
