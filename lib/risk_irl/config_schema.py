@@ -1,0 +1,133 @@
+"""What a risk-IRL experiment config may hold, and the checks run before any compute.
+
+Blocks: `parts` (which experiments run), `grid` (horizon H and n = 1/ε₀), `tractor` (the
+algorithm's settings shared by every part), `caty` (confidence δ), `investment`
+(simulated experts in the investment MDP), `participants` (the human data; needs
+`data_dir`), `random` (random MDPs of several sizes), `multi_env` (several environments and
+the size of the compatible set), `eval`, plus `tag` and `seed`. No train/mesh blocks:
+TRACTOR-UL runs ≤ 100 projected subgradient steps inside one jit-compiled `lax.scan`,
+vectorised over step sizes, initial utilities and seeds; there is no network to checkpoint.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import ml_collections
+
+from lib.common import config as config_lib
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.risk_irl.utilities import FAMILIES
+
+PARTS = ("investment", "participants", "random", "multi_env")
+
+
+@dataclasses.dataclass(frozen=True)
+class Names(Rule):
+    """A non-empty tuple/list of distinct names, each one of `options`."""
+
+    options: tuple = ()
+
+    def check(self, key: str, value: Any) -> None:
+        allowed = f"a non-empty sequence of distinct names from {list(self.options)}"
+        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
+                or any(v not in self.options for v in value)):
+            self._fail(key, value, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Floats(Rule):
+    """A non-empty tuple/list of positive finite numbers (step sizes)."""
+
+    def check(self, key: str, value: Any) -> None:
+        if (not isinstance(value, (tuple, list)) or not value
+                or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
+                       or v == float("inf") for v in value)):
+            self._fail(key, value, "a non-empty sequence of numbers > 0")
+
+
+SCHEMA: dict[str, Rule] = {
+    "tag": Str(allow_empty=False),
+    "seed": Int(lo=0),
+    "parts": Names(PARTS),
+    "grid.horizon": Int(lo=1, hi=50),
+    "grid.n": Int(lo=1, hi=1000),
+    "tractor.num_iters": Int(lo=1, hi=100_000),
+    "tractor.eval_every": Int(lo=1),
+    "tractor.lipschitz": Float(lo=1.0),
+    "tractor.method": Choice(("mc", "exact")),
+    "tractor.num_traj": Int(lo=1, hi=10_000_000),
+    "tractor.num_expert": Int(lo=1, hi=10_000_000),
+    "tractor.proj_iters": Int(lo=1, hi=1_000_000),
+    "caty.delta": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "investment.experts": Names(FAMILIES),
+    "investment.inits": Names(FAMILIES),
+    "investment.step_sizes": Floats(),
+    "investment.adam_step_sizes": Floats(),
+    "investment.target_step_size": Float(lo=0.0, lo_open=True),
+    "investment.num_seeds": Int(lo=1),
+    "investment.noise": Float(lo=0.0, hi=1.0),
+    "participants.data_dir": Str(),
+    "participants.participant": Int(lo=0),
+    "random.num_states": Ints(lo=2),
+    "random.num_actions": Ints(lo=2),
+    "random.num_seeds": Ints(lo=1),
+    "random.step_size": Float(lo=0.0, lo_open=True),
+    "random.expert": Choice(FAMILIES),
+    "random.init": Choice(FAMILIES),
+    "random.noise": Float(lo=0.0, hi=1.0),
+    "random.eval_every": Int(lo=1),
+    "multi_env.num_envs": Ints(lo=1),
+    "multi_env.num_states": Int(lo=2),
+    "multi_env.num_actions": Int(lo=2),
+    "multi_env.num_seeds": Int(lo=1),
+    "multi_env.step_size": Float(lo=0.0, lo_open=True),
+    "multi_env.noise": Float(lo=0.0, hi=1.0),
+    "multi_env.set_samples": Int(lo=10),
+    "multi_env.set_tolerances": Floats(),
+    "multi_env.knots": Int(lo=2, hi=100),
+    "eval.plots": Bool(),
+}
+
+
+def _fail(key, value, allowed):
+    raise ConfigError(f"config key '{key}' = {value!r} is not allowed; {allowed}")
+
+
+def _check_cross(config: ml_collections.ConfigDict) -> None:
+    t, g = config.tractor, config.grid
+    if t.num_iters % t.eval_every:
+        _fail("tractor.eval_every", t.eval_every,
+              f"it must divide tractor.num_iters = {t.num_iters}")
+    if t.num_iters % config.random.eval_every:
+        _fail("random.eval_every", config.random.eval_every,
+              f"it must divide tractor.num_iters = {t.num_iters}")
+    if t.lipschitz * g.horizon < g.horizon:
+        _fail("tractor.lipschitz", t.lipschitz, "need L >= 1 for U(0) = 0, U(H) = H")
+    r = config.random
+    if not (len(r.num_states) == len(r.num_actions) == len(r.num_seeds)) or not r.num_states:
+        _fail("random.num_seeds", tuple(r.num_seeds),
+              f"random.num_states {tuple(r.num_states)}, random.num_actions "
+              f"{tuple(r.num_actions)} and random.num_seeds need one entry per MDP size")
+    if r.expert == r.init:
+        _fail("random.init", r.init, f"it must differ from random.expert = {r.expert!r} "
+              "(an expert-optimal start has nothing to learn)")
+    m = config.multi_env
+    if list(m.num_envs) != sorted(set(m.num_envs)):
+        _fail("multi_env.num_envs", tuple(m.num_envs), "expected distinct increasing counts")
+    if config.investment.target_step_size not in tuple(config.investment.step_sizes):
+        _fail("investment.target_step_size", config.investment.target_step_size,
+              f"expected one of investment.step_sizes = {tuple(config.investment.step_sizes)}")
+    if "participants" in config.parts:
+        if not config.participants.data_dir:
+            _fail("participants.data_dir", config.participants.data_dir,
+                  "part 'participants' needs the directory holding data_MDP.csv and data_SG.csv "
+                  "(e.g. ../shared/data/risk_irl), or drop 'participants' from parts")
+        if g.n % 100 or g.horizon != 5:
+            _fail("grid.n", g.n, "the participants' questionnaire needs H = 5 and n a multiple "
+                  "of 100 (checkpoints every 30 € with 1 unit = 1000 €)")
+
+
+def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
