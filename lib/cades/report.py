@@ -1,0 +1,197 @@
+"""AUROC, per-family summaries, the issue's targets, markdown tables and plots of a CADES run."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from lib.common import plotting
+
+METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss")
+SINGLE = METHODS[1:]
+LABELS = {"cades": "CADES", "kl_arr": "CADES-arr", "kl_int": "CADES-int",
+          "ks_arrival": "KS arr", "ks_interevent": "KS int", "sss": "3S",
+          "cades_conditional": "CADES (cond. ε)"}
+
+
+def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
+    """P(pos > neg) + ½ P(pos = neg) (Mann–Whitney; ties count half): the area under the ROC
+    curve of a score that should be larger for `pos`."""
+    neg, pos = np.asarray(neg, np.float64), np.asarray(pos, np.float64)
+    allv = np.concatenate([neg, pos])
+    order = np.argsort(allv, kind="mergesort")
+    ranks = np.empty(len(allv))
+    sorted_v = allv[order]
+    # average ranks for ties
+    _, start, counts = np.unique(sorted_v, return_index=True, return_counts=True)
+    avg = start + (counts + 1) / 2.0
+    ranks[order] = np.repeat(avg, counts)
+    r_pos = ranks[len(neg):].sum()
+    n1, n0 = len(pos), len(neg)
+    return float((r_pos - n1 * (n1 + 1) / 2.0) / (n1 * n0))
+
+
+COMPARISONS = {"all": SINGLE, "cades_single": ("kl_arr", "kl_int")}
+
+
+def family_summary(res: dict, etas: np.ndarray) -> dict:
+    """Family-level AUROC = mean over η > 0; CADES against the best single-statistic method.
+
+    res: {method: (seeds, etas)}. Two comparisons: against the best of all single
+    statistics (KS arrival, KS inter-event, 3S, CADES-arr, CADES-int) and against the best
+    CADES score used alone. The difference CADES − best is taken per seed; `met` when its
+    mean >= −2 SE over seeds ("at least the best baseline within noise").
+    """
+    pos = np.asarray(etas) > 0
+    per_seed = {m: np.asarray(v)[:, pos].mean(1) for m, v in res.items()}
+    mean = {m: float(v.mean()) for m, v in per_seed.items()}
+    out = {"mean": mean}
+    for name, pool in COMPARISONS.items():
+        best = max(pool, key=lambda m: mean[m])
+        diff = per_seed["cades"] - per_seed[best]
+        se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        out[name] = {"best": best, "diff": float(diff.mean()), "diff_se": se,
+                     "met": bool(diff.mean() >= -2 * se)}
+    return out
+
+
+def resummarise(results: dict) -> dict:
+    """Recompute every family summary and the targets from the raw AUROC arrays."""
+    for r in _families(results).values():
+        r["summary"] = family_summary({m: np.asarray(v) for m, v in r["auroc"].items()},
+                                      np.asarray(r["etas"]))
+    results["targets"] = targets(results)
+    return results
+
+
+def _families(results: dict) -> dict:
+    out = {}
+    for fam, r in results["parts"].get("spp", {}).get("families", {}).items():
+        out[fam] = r
+    for name, r in results["parts"].get("multivariate", {}).get("scenarios", {}).items():
+        out[name] = r
+    return out
+
+
+def targets(results: dict) -> dict:
+    """The issue's two targets, evaluated on what this run measured."""
+    t = {}
+    fpr = results["parts"].get("fpr", {}).get("settings", {})
+    if fpr:
+        worst = []
+        for name, r in fpr.items():
+            for m in ("cades", "cades_conditional"):
+                d = r["methods"][m]
+                for a, f, se in zip(r["alphas"], d["fpr"], d["se"]):
+                    worst.append({"setting": name, "method": m, "alpha": a, "fpr": f, "se": se,
+                                  "excess_in_se": (f - a) / se if se > 0 else (0.0 if f <= a else np.inf)})
+        t["fpr_within_alpha_plus_3se"] = {
+            "met": all(w["fpr"] <= w["alpha"] + 3 * w["se"] for w in worst),
+            "worst": max(worst, key=lambda w: w["excess_in_se"]),
+            "min_repetitions": min(r["repetitions"] for r in fpr.values())}
+    fams = _families(results)
+    if fams:
+        for name in COMPARISONS:
+            diffs = {k: v["summary"][name]["diff"] for k, v in fams.items()}
+            avg = float(np.mean(list(diffs.values())))
+            t[f"auroc_vs_best_{name}"] = {
+                "per_family_met": all(v["summary"][name]["met"] for v in fams.values()),
+                "missed": sorted(k for k, v in fams.items() if not v["summary"][name]["met"]),
+                "average_above": avg > 0, "mean_diff": avg}
+        means = {m: float(np.mean([v["summary"]["mean"][m] for v in fams.values()]))
+                 for m in METHODS}
+        best = max(SINGLE, key=lambda m: means[m])
+        t["auroc_mean_over_families"] = {"means": means, "best_single": best,
+                                         "met": means["cades"] > means[best]}
+    return t
+
+
+def _f(x, nd=3):
+    return f"{x:.{nd}f}"
+
+
+def tables(results: dict) -> str:
+    parts = []
+    fams = _families(results)
+    if fams:
+        head = ("| scenario | " + " | ".join(LABELS[m] for m in METHODS) +
+                " | best single (all) | CADES − best (± SE) | best CADES score alone | "
+                "CADES − it (± SE) |")
+        rows = [head, "|" + "---|" * (len(METHODS) + 5)]
+        for name, r in fams.items():
+            s = r["summary"]
+            cells = [("**" + _f(s["mean"][m]) + "**") if m == "cades" else _f(s["mean"][m])
+                     for m in METHODS]
+            extra = []
+            for comp in COMPARISONS:
+                c = s[comp]
+                extra += [LABELS[c["best"]], f"{c['diff']:+.3f} ± {c['diff_se']:.3f}"
+                          + ("" if c["met"] else " ✗")]
+            rows.append(f"| {name} | " + " | ".join(cells + extra) + " |")
+        parts.append("AUROC (mean over η > 0 and seeds; AUROC of −p with two-sided conformal "
+                     "p-values; ✗: CADES more than 2 SE below)\n\n" + "\n".join(rows))
+    fpr = results["parts"].get("fpr", {}).get("settings", {})
+    if fpr:
+        ms = ("cades", "cades_conditional") + SINGLE
+        rows = ["| setting/model | α | " + " | ".join(LABELS[m] for m in ms) + " | ε (cond.) |",
+                "|" + "---|" * (len(ms) + 3)]
+        for name, r in fpr.items():
+            for i, a in enumerate(r["alphas"]):
+                cells = []
+                for m in ms:
+                    d = r["methods"][m]
+                    mark = "" if d["within_3se"][i] else " ✗"
+                    cells.append(f"{d['fpr'][i]:.4f} ± {d['se'][i]:.4f}{mark}")
+                rows.append(f"| {name} | {a} | " + " | ".join(cells) +
+                            f" | {r['epsilon_conditional'][i]:.3f} |")
+        reps = min(r["repetitions"] for r in fpr.values())
+        parts.append(f"Empirical FPR ± SE over {reps} calibration/test splits per row "
+                     "(✗: above α + 3 SE)\n\n" + "\n".join(rows))
+    t = results.get("targets", {})
+    lines = []
+    if "fpr_within_alpha_plus_3se" in t:
+        x = t["fpr_within_alpha_plus_3se"]
+        w = x["worst"]
+        lines.append(f"- FPR <= α + 3 SE everywhere: **{'MET' if x['met'] else 'MISSED'}** (worst: "
+                     f"{w['setting']} {LABELS[w['method']]} α = {w['alpha']}: {w['fpr']:.4f}, "
+                     f"{w['excess_in_se']:+.2f} SE from α)")
+    for name, words in (("all", "best single statistic (KS arr, KS int, 3S, CADES-arr, "
+                                 "CADES-int)"), ("cades_single", "best CADES score alone")):
+        x = t.get(f"auroc_vs_best_{name}")
+        if x is None:
+            continue
+        lines.append(f"- CADES >= {words} in every family (within 2 SE): "
+                     f"**{'MET' if x['per_family_met'] else 'MISSED'}**" +
+                     (f" (missed: {', '.join(x['missed'])})" if x["missed"] else ""))
+        lines.append(f"- CADES above the per-family {words} on average: "
+                     f"**{'MET' if x['average_above'] else 'MISSED'}** (mean difference "
+                     f"{x['mean_diff']:+.4f})")
+    if "auroc_mean_over_families" in t:
+        x = t["auroc_mean_over_families"]
+        lines.append(f"- CADES's AUROC averaged over all families above every single method's "
+                     f"average: **{'MET' if x['met'] else 'MISSED'}** (CADES "
+                     f"{x['means']['cades']:.4f}; best single method on average: "
+                     f"{LABELS[x['best_single']]} {x['means'][x['best_single']]:.4f})")
+    if lines:
+        parts.append("Targets\n\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def write_plots(plot_dir: str, results: dict) -> list[str]:
+    paths = []
+    for name, r in _families(results).items():
+        etas = r["etas"]
+        series = {LABELS[m]: (etas, np.asarray(r["auroc"][m]).mean(0)) for m in METHODS}
+        paths.append(plotting.line_plot(
+            os.path.join(plot_dir, f"auroc_{name.replace('/', '_')}.png"), series,
+            xlabel="detectability η", ylabel="AUROC (mean over seeds)", hline=0.5,
+            title=f"{name}: AUROC vs detectability"))
+    for name, r in results["parts"].get("fpr", {}).get("settings", {}).items():
+        a = r["alphas"]
+        series = {"FPR = α": (a, a)}
+        for m in ("cades", "cades_conditional", "ks_arrival", "sss"):
+            series[LABELS[m]] = (a, r["methods"][m]["fpr"])
+        paths.append(plotting.line_plot(
+            os.path.join(plot_dir, f"fpr_{name.replace('/', '_')}.png"), series, xlabel="α",
+            ylabel="empirical FPR", title=f"{name}: FPR vs α ({r['repetitions']} splits)"))
+    return paths
