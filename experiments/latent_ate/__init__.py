@@ -1,0 +1,1 @@
+"""ATE estimation with latent features of pre-trained networks (experiment binary)."""

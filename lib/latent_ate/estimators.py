@@ -1,0 +1,117 @@
+"""The experiment's estimators, each batched over replications in one jitted call.
+
+Every estimator maps one replication (y (n,), d (n,), x (n, p) its adjustment set, c its
+true confounder, key) to (θ̂, se); `run` maps that over R replications with `lax.map`
+(chunks of `rep_batch` vmapped replications, so memory stays bounded while the nuisance
+fits of all folds × splits × replications in a chunk are one batched computation).
+
+  naive              OLS Y ~ D                                       (no adjustment)
+  oracle             OLS Y ~ D + C, C the true confounder            (label / U)
+  s_linear_latent    OLS Y ~ D + Z                                   (S-learner, linear)
+  s_mlp_latent       MLP S-learner on (D, Z); no se                  (S-learner, NN)
+  dml_linear_pixels  PLR, ridge (GCV) nuisances on raw pixels        (no pre-training)
+  dml_mlp_pixels     PLR, MLP nuisances on raw pixels
+  dml_linear_latent  PLR, ridge (GCV) outcome + logistic propensity on Z
+  dml_lasso_latent   PLR, lasso outcome + logistic propensity on Z
+  dml_mlp_latent     PLR, MLP outcome + MLP propensity on Z          (the paper's method)
+  dml_iv_mlp_latent  PLR with the IV-type score, MLP nuisances on Z
+  irm_mlp_latent     IRM/AIPW, MLP outcome per arm + MLP propensity on Z
+  dml_mlp_ae         PLR, MLP nuisances on the low-dimensional pixel-autoencoder code
+
+Z is the standardised penultimate layer of the pre-trained CNN (features.py).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from lib.latent_ate import baselines, dml
+from lib.latent_ate import learners as lrn
+
+
+class Spec(NamedTuple):
+    adjust: str | None     # adjustment set: None, "confounder", "cnn", "pixels", "pixel_ae"
+    has_se: bool
+    build: Callable        # config -> per-replication fn (y, d, x, c, key) -> (θ̂, se)
+
+
+def _mlp(cfg, task):
+    l2 = cfg.mlp.l2_outcome if task == "regression" else cfg.mlp.l2_propensity
+    return lrn.mlp(task, tuple(cfg.mlp.hidden), cfg.mlp.lr, cfg.mlp.steps, cfg.mlp.val_fraction,
+                   l2, cfg.mlp.eval_every)
+
+
+def _dml(make_learners, model="plr", score=None):
+    def build(cfg):
+        core = dml.estimator(make_learners(cfg), model, score, cfg.dml.n_folds, cfg.dml.clip,
+                             cfg.dml.aggregation)
+
+        def fn(y, d, x, c, key):
+            del c
+            k_f, k_c = jax.random.split(key)
+            folds = dml.draw_folds(k_f, y.shape[0], cfg.dml.n_folds, cfg.dml.n_rep)
+            out = core(y, d, x, folds, k_c)
+            return out["theta"], out["se"]
+        return fn
+    return build
+
+
+def _ridge(cfg):
+    return lrn.ridge(tuple(cfg.dml.ridge_lambdas))
+
+
+def _simple(f):
+    return lambda cfg: f
+
+
+ESTIMATORS: dict[str, Spec] = {
+    "naive": Spec(None, True, _simple(lambda y, d, x, c, key: baselines.naive(y, d))),
+    "oracle": Spec("confounder", True,
+                   _simple(lambda y, d, x, c, key: baselines.oracle(y, d, c))),
+    "s_linear_latent": Spec("cnn", True,
+                            _simple(lambda y, d, x, c, key: baselines.s_linear(y, d, x))),
+    "s_mlp_latent": Spec("cnn", False, lambda cfg: (
+        lambda y, d, x, c, key: (baselines.s_learner(_mlp(cfg, "regression"), y, d, x, key),
+                                 jnp.nan))),
+    "dml_linear_pixels": Spec("pixels", True, _dml(lambda cfg: {
+        "ml_l": _ridge(cfg), "ml_m": _ridge(cfg)})),
+    "dml_mlp_pixels": Spec("pixels", True, _dml(lambda cfg: {
+        "ml_l": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification")})),
+    "dml_linear_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": _ridge(cfg), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
+    "dml_lasso_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": lrn.lasso(cfg.dml.lasso_alpha), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
+    "dml_mlp_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification")})),
+    "dml_iv_mlp_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification"),
+        "ml_g": _mlp(cfg, "regression")}, score="iv_type")),
+    "irm_mlp_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_g": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification")}, model="irm")),
+    "dml_mlp_ae": Spec("pixel_ae", True, _dml(lambda cfg: {
+        "ml_l": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification")})),
+}
+
+
+def run(name: str, cfg, x_pool, c_pool, reps, key, rep_batch: int):
+    """(θ̂ (R,), se (R,)) of estimator `name` over the replications `reps`
+    (semisynthetic.Replications); x_pool (N, p) its adjustment set (None: unused),
+    c_pool the true confounder of the pool ((N,) or (N, q))."""
+    fn = ESTIMATORS[name].build(cfg)
+    x_pool = jnp.zeros((c_pool.shape[0], 1)) if x_pool is None else jnp.asarray(x_pool)
+    c_pool = jnp.asarray(c_pool)
+    keys = jax.random.split(key, reps.y.shape[0])
+
+    @functools.partial(jax.jit, static_argnums=())
+    def go(x_pool, c_pool, idx, y, d, keys):
+        def one(args):
+            i, yy, dd, k = args
+            return fn(yy, dd, x_pool[i], c_pool[i], k)
+        return jax.lax.map(one, (idx, y, d, keys), batch_size=rep_batch)
+
+    theta, se = go(x_pool, c_pool, reps.idx, reps.y, reps.d, keys)
+    return theta, se

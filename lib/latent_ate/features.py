@@ -1,0 +1,233 @@
+"""Pre-trained feature extractors, trained once on a split disjoint from the causal sample.
+
+Three networks, each trained with lib/common/train_loop (Orbax checkpoints through
+lib/common/checkpoint.py; a rerun restores the final step and skips training):
+
+  cnn            ConvNet classifier on the pre-training images (the 10-class task); its
+                 penultimate ReLU layer (latent_dim) is the "pre-trained latent" Z — the
+                 stand-in for the paper's DenseNet/BERT features.
+  pixel_ae       MLP autoencoder on the flattened pixels with a low-dimensional linear
+                 bottleneck: the third adjustment set (a generic, label-free pre-training).
+  confounder_ae  MLP autoencoder on the standardised cnn features with a 5-d linear
+                 bottleneck (the paper's d→128→64→5→64→128→d recipe, smaller); its code U
+                 on the causal images is the confounder of the "complex" design.
+
+`pretrain_and_extract` trains (or restores) the three and returns the causal pool's
+features; the arrays are cached as .npy under <workdir>/features/ so later runs of the
+same workdir reuse them without recomputation.
+
+Images are NHWC float32 in [0, 1] (lib/data/images.py).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from absl import logging
+
+from lib.common import train_loop
+from lib.data import images as images_lib
+
+NETWORKS = ("cnn", "pixel_ae", "confounder_ae")
+
+
+class ConvNet(nn.Module):
+    """Conv(c)-ReLU-AvgPool2 blocks, Dense(latent)-ReLU, Dense(classes).
+
+    (B, H, W, C) -> (logits (B, classes), latent (B, latent_dim)).
+    """
+    channels: Sequence[int] = (16, 32)
+    latent_dim: int = 64
+    num_classes: int = 10
+
+    @nn.compact
+    def __call__(self, x):
+        for c in self.channels:
+            x = nn.relu(nn.Conv(c, (3, 3))(x))
+            x = nn.avg_pool(x, (2, 2), strides=(2, 2), padding="SAME")
+        z = nn.relu(nn.Dense(self.latent_dim)(x.reshape(x.shape[0], -1)))
+        return nn.Dense(self.num_classes)(z), z
+
+
+class Autoencoder(nn.Module):
+    """MLP autoencoder with a linear bottleneck: (B, D) -> (reconstruction (B, D), code (B, k))."""
+    hidden: Sequence[int]
+    latent_dim: int
+    out_dim: int
+
+    @nn.compact
+    def __call__(self, x):
+        h = x
+        for width in self.hidden:
+            h = nn.relu(nn.Dense(width)(h))
+        code = nn.Dense(self.latent_dim, name="code")(h)
+        h = code
+        for width in reversed(tuple(self.hidden)):
+            h = nn.relu(nn.Dense(width)(h))
+        return nn.Dense(self.out_dim)(h), code
+
+
+# ----------------------------------------------------------------------------- tasks
+
+
+def _batch_fn(arrays: dict, batch: int, seed: int):
+    """Rows of the step's batch: uniform draws seeded by (seed, step) (resume-exact)."""
+    n = next(iter(arrays.values())).shape[0]
+
+    def fn(step, rows):
+        idx = np.random.default_rng([seed, step]).integers(0, n, size=batch)[rows]
+        return {k: v[idx] for k, v in arrays.items()}
+    return fn
+
+
+def _task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
+    opt = optax.adam(lr)
+
+    def init_state(key):
+        params = model.init(key, example)
+        return {"params": params, "opt_state": opt.init(params), "step": jnp.zeros((), jnp.int32)}
+
+    def train_step(state, b, key):
+        del key
+        value, grads = jax.value_and_grad(loss)(state["params"], b)
+        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
+        return ({"params": optax.apply_updates(state["params"], updates),
+                 "opt_state": opt_state, "step": state["step"] + 1}, {"loss": value})
+
+    return train_loop.Task(init_state, train_step, _batch_fn(arrays, batch, seed), batch)
+
+
+def cnn_task(images, labels, cfg, num_classes: int, seed: int):
+    """Cross-entropy classifier on the pre-training images; cfg: channels, latent_dim, lr, batch."""
+    model = ConvNet(tuple(cfg.channels), cfg.latent_dim, num_classes)
+
+    def loss(params, b):
+        logits, _ = model.apply(params, b["x"])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, b["y"]).mean()
+
+    return model, _task(model, loss, images[:1], {"x": images, "y": labels}, cfg.batch, cfg.lr,
+                        seed)
+
+
+def ae_task(data, cfg, seed: int):
+    """Mean-squared reconstruction of data (N, D); cfg: hidden, latent_dim, lr, batch."""
+    model = Autoencoder(tuple(cfg.hidden), cfg.latent_dim, data.shape[1])
+
+    def loss(params, b):
+        recon, _ = model.apply(params, b["x"])
+        return ((recon - b["x"]) ** 2).mean()
+
+    return model, _task(model, loss, data[:1], {"x": data}, cfg.batch, cfg.lr, seed)
+
+
+def train_or_restore(task, cfg, workdir: str, mesh, seed: int):
+    """Train `task` for cfg.steps in `workdir` (resuming / reusing its checkpoints); params."""
+    loop = train_loop.LoopConfig(num_steps=cfg.steps, log_every=max(cfg.steps // 20, 1),
+                                 checkpoint_every=cfg.steps, keep_checkpoints=1, seed=seed)
+    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)
+    if result.preempted:
+        raise RuntimeError(f"pre-training in {workdir} was interrupted; rerun to resume")
+    return jax.device_get(result.state["params"])
+
+
+def apply_batched(fn, x: np.ndarray, batch: int = 1024) -> np.ndarray:
+    """Apply a jitted fn to x in row chunks; returns a numpy array."""
+    return np.concatenate([np.asarray(fn(x[i:i + batch])) for i in range(0, x.shape[0], batch)])
+
+
+def pool_pixels(flat: np.ndarray, factor: int) -> np.ndarray:
+    """(N, S·S) square single-channel images -> (N, (S/f)²) by f × f average pooling."""
+    side = round(np.sqrt(flat.shape[1]))
+    if side * side != flat.shape[1] or side % factor:
+        raise ValueError(f"cannot pool {flat.shape[1]} pixels ({side}² expected) by {factor}")
+    s = side // factor
+    return flat.reshape(-1, s, factor, s, factor).mean(axis=(2, 4)).reshape(-1, s * s)
+
+
+def standardize(train: np.ndarray, *others: np.ndarray):
+    """Standardise by the columns of `train` (std 0 -> 1); returns the transformed arrays."""
+    mean, std = train.mean(0), train.std(0)
+    std = np.where(std > 1e-8, std, 1.0)
+    return tuple((a - mean) / std for a in (train,) + others)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def split_data(data_cfg, seed: int):
+    """(pre-training ImageSet, causal pool ImageSet): disjoint by construction.
+
+    fashion_mnist: pre-training = the first `pretrain_size` rows of a permutation of the
+    60k training part; causal pool = the 10k test part. digits: a stratified split with
+    `pool_fraction` of the 1,797 images in the pool.
+    """
+    if data_cfg.name == "fashion_mnist":
+        if not images_lib.available("fashion_mnist", data_cfg.path):
+            raise FileNotFoundError(f"Fashion-MNIST files not found under {data_cfg.path!r}; "
+                                    "set data.path or use data.name='digits'")
+        pre = images_lib.load_fashion_mnist(data_cfg.path, "train")
+        pool = images_lib.load_fashion_mnist(data_cfg.path, "test")
+        take = np.random.default_rng(seed).permutation(len(pre))[:data_cfg.pretrain_size]
+        return pre.subset(np.sort(take)), pool
+    ds = images_lib.load("digits")
+    pool, pre = images_lib.split(ds, data_cfg.pool_fraction, seed)
+    return pre, pool
+
+
+# ----------------------------------------------------------------------------- pipeline
+
+
+def pretrain_and_extract(config, workdir: str, mesh) -> dict:
+    """Train/restore the three networks and return the causal pool's arrays (float32):
+
+    pixels (N, H·W·C), labels (N,), cnn (N, latent_dim), pixel_ae (N, k), confounder
+    (N, q) (the confounder AE's code, standardised by its pre-training moments) and
+    cnn_pool_logits (N, classes) (for the classifier's accuracy on the pool). Cached as
+    <workdir>/features/<name>.npy; each network's checkpoints are in
+    <workdir>/pretrain/<network>/checkpoints.
+    """
+    cache = os.path.join(workdir, "features")
+    names = ("pixels", "labels", "cnn", "pixel_ae", "confounder", "cnn_pool_logits")
+    if all(os.path.exists(os.path.join(cache, f"{n}.npy")) for n in names):
+        logging.info("reusing cached features in %s", cache)
+        return {n: np.load(os.path.join(cache, f"{n}.npy")) for n in names}
+    p = config.pretrain
+    pre, pool = split_data(config.data, config.seed)
+    logging.info("pre-training on %d images, causal pool of %d", len(pre), len(pool))
+    root = os.path.join(workdir, "pretrain")
+
+    model, task = cnn_task(pre.images, pre.labels, p.cnn, pre.num_classes, config.seed)
+    params = train_or_restore(task, p.cnn, os.path.join(root, "cnn"), mesh, config.seed)
+    cnn_fn = jax.jit(lambda x: model.apply(params, x))
+    pre_z = apply_batched(lambda x: cnn_fn(x)[1], pre.images)
+    pool_out = [cnn_fn(pool.images[i:i + 1024]) for i in range(0, len(pool), 1024)]
+    pool_logits = np.concatenate([np.asarray(o[0]) for o in pool_out])
+    pool_z = np.concatenate([np.asarray(o[1]) for o in pool_out])
+
+    flat_pre = pre.images.reshape(len(pre), -1)
+    flat_pool = pool.images.reshape(len(pool), -1)
+    model_ae, task_ae = ae_task(flat_pre, p.pixel_ae, config.seed + 1)
+    params_ae = train_or_restore(task_ae, p.pixel_ae, os.path.join(root, "pixel_ae"), mesh,
+                                 config.seed + 1)
+    pool_ae = apply_batched(jax.jit(lambda x: model_ae.apply(params_ae, x)[1]), flat_pool)
+
+    pre_zs, pool_zs = standardize(pre_z, pool_z)
+    model_c, task_c = ae_task(pre_zs.astype(np.float32), p.confounder_ae, config.seed + 2)
+    params_c = train_or_restore(task_c, p.confounder_ae, os.path.join(root, "confounder_ae"),
+                                mesh, config.seed + 2)
+    code_fn = jax.jit(lambda x: model_c.apply(params_c, x)[1])
+    pre_u = apply_batched(code_fn, pre_zs.astype(np.float32))
+    _, pool_u = standardize(pre_u, apply_batched(code_fn, pool_zs.astype(np.float32)))
+
+    out = {"pixels": flat_pool, "labels": pool.labels, "cnn": pool_z, "pixel_ae": pool_ae,
+           "confounder": pool_u, "cnn_pool_logits": pool_logits}
+    if jax.process_index() == 0:
+        os.makedirs(cache, exist_ok=True)
+        for n, a in out.items():
+            np.save(os.path.join(cache, f"{n}.npy"), np.asarray(a))
+    return {n: np.asarray(a) for n, a in out.items()}

@@ -1,0 +1,335 @@
+"""Nuisance learners for double machine learning, all behind one interface.
+
+A `Learner` is a pure function
+
+    fit_predict(x (n, p), y (n,), w (n,), x_pred (m, p), key) -> predictions (m,)
+
+that fits on the rows of (x, y) with weight w > 0 (w ∈ {0, 1}: padding rows and, for the
+IRM, the other treatment arm get 0) and predicts the rows of x_pred. Regression learners
+return E[y | x]; classification learners return P(y = 1 | x) for y ∈ {0, 1}. Shapes are
+static and the weights enter every loss term and statistic (including the
+standardisation), so a JAX learner is vmappable over folds, sample splits and
+replications (`vmappable=True`): cross-fitting K folds × S splits × R replications is one
+batched call (lib/latent_ate/dml.py gathers each fold's training and prediction rows).
+
+Learners:
+  ridge(lambdas)        closed form; several λ -> generalised cross-validation (GCV) over
+                        the λ grid from one eigendecomposition; λ = 0 is OLS.
+  logistic(l2)          Newton–IRLS, L2 penalty on the slopes (not the intercept).
+  lasso(alpha)          FISTA on (1/2Σw) Σ w (y − b − xβ)² + α‖β‖₁ (scikit-learn's scaling).
+  mlp(...)              Flax MLP, full-batch Adam (optax); a random part of the training
+                        rows is held out for early stopping (the best-validation parameters
+                        are kept). Regression: MSE on standardised y; classification: BCE.
+  sklearn_learner(est)  any scikit-learn estimator (not vmappable; looped), for comparison.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+TASKS = ("regression", "classification")
+
+
+class Learner(NamedTuple):
+    """name; task ∈ TASKS; fit_predict(x, y, w, x_pred, key) -> (m,); vmappable (pure JAX)."""
+    name: str
+    task: str
+    fit_predict: Callable[[jax.Array, jax.Array, jax.Array, jax.Array], jax.Array]
+    vmappable: bool = True
+
+
+def _weighted_moments(x, w):
+    """Weighted mean (p,) and standard deviation (p,) of the rows of x (n, p); std 0 -> 1."""
+    sw = jnp.maximum(w.sum(), 1.0)
+    mean = (w[:, None] * x).sum(0) / sw
+    var = (w[:, None] * (x - mean) ** 2).sum(0) / sw
+    std = jnp.sqrt(var)
+    return mean, jnp.where(std > 1e-8, std, 1.0)
+
+
+# ----------------------------------------------------------------------------- ridge / OLS
+
+
+def ridge_fit(x, y, w, lambdas: Sequence[float]):
+    """Weighted ridge with an unpenalised intercept; returns (coef (p,), intercept, λ chosen).
+
+    Minimises Σ_i w_i (y_i − b − x_i β)² + λ‖β‖². One λ: solve (XᶜᵀWXᶜ + λI)β = XᶜᵀW yᶜ
+    (centred at the weighted means; λ = 0 is OLS). Several: GCV(λ) = (RSS/N)/(1 − df/N)²
+    with df = Σ_j s_j/(s_j + λ), N = Σ w, evaluated for the whole grid from one
+    eigendecomposition of XᶜᵀWXᶜ (p × p), or of W^½XᶜXᶜᵀW^½ (n × n) when n < p; the
+    minimiser is used.
+    """
+    lambdas = jnp.asarray(lambdas, dtype=x.dtype)
+    sw = jnp.maximum(w.sum(), 1.0)
+    xm = (w[:, None] * x).sum(0) / sw
+    ym = (w * y).sum() / sw
+    sq = jnp.sqrt(w)
+    xc = (x - xm) * sq[:, None]
+    yc = (y - ym) * sq
+    gram = xc.T @ xc
+    rhs = xc.T @ yc
+    if lambdas.shape[0] == 1:
+        lam = lambdas[0]
+        coef = jnp.linalg.solve(gram + lam * jnp.eye(x.shape[1], dtype=x.dtype), rhs)
+        return coef, ym - xm @ coef, lam
+    if x.shape[0] < x.shape[1]:
+        # dual: XᶜXᶜᵀ = U diag(s) Uᵀ (n × n, cheaper when n < p); the nonzero spectrum
+        # and the projections c = Uᵀyᶜ·√s give the same GCV, β = Xᶜᵀ U (Uᵀyᶜ/(s + λ))
+        s, u = jnp.linalg.eigh(xc @ xc.T)
+        s = jnp.maximum(s, 0.0)
+        uy = u.T @ yc
+        c2 = s * uy ** 2
+    else:
+        s, v = jnp.linalg.eigh(gram)
+        s = jnp.maximum(s, 0.0)
+        c = v.T @ rhs                                        # (p,)
+        c2 = c ** 2
+    shrink = 1.0 / (s[None, :] + lambdas[:, None])           # (L, r)
+    yy = yc @ yc
+    rss = yy - 2 * (c2 * shrink).sum(1) + (s * c2 * shrink ** 2).sum(1)
+    df = (s[None, :] * shrink).sum(1)
+    gcv = (rss / sw) / jnp.maximum(1.0 - df / sw, 1e-6) ** 2
+    j = jnp.argmin(gcv)
+    if x.shape[0] < x.shape[1]:
+        coef = xc.T @ (u @ (uy * shrink[j]))
+    else:
+        coef = v @ (c * shrink[j])
+    return coef, ym - xm @ coef, lambdas[j]
+
+
+def ridge(lambdas: Sequence[float] = (0.0,), name: str | None = None) -> Learner:
+    """Ridge regression (OLS for λ = 0; GCV over λ when several are given)."""
+    lambdas = tuple(float(v) for v in lambdas)
+    if not lambdas or min(lambdas) < 0:
+        raise ValueError(f"ridge lambdas must be a non-empty sequence of values >= 0, "
+                         f"got {lambdas}")
+
+    def fit_predict(x, y, w, x_pred, key):
+        del key
+        coef, intercept, _ = ridge_fit(x, y, w, lambdas)
+        return x_pred @ coef + intercept
+
+    default = "ols" if lambdas == (0.0,) else ("ridge" if len(lambdas) == 1 else "ridge_gcv")
+    return Learner(name or default, "regression", fit_predict)
+
+
+# ----------------------------------------------------------------------------- logistic
+
+
+def logistic_fit(x, y, w, l2: float, num_iter: int = 30):
+    """Weighted logistic regression by Newton–IRLS; returns (coef (p,), intercept).
+
+    Minimises Σ_i w_i ℓ(y_i, b + x_i β) + (l2/2)‖β‖² (ℓ the log-loss; the same objective as
+    scikit-learn's LogisticRegression with C = 1/l2). `num_iter` full Newton steps from 0,
+    with a step halving guard so that the iteration is monotone on nearly separable data.
+    """
+    n, p = x.shape
+    xa = jnp.concatenate([jnp.ones((n, 1), x.dtype), x], axis=1)
+    pen = jnp.concatenate([jnp.zeros((1,), x.dtype), jnp.full((p,), l2, x.dtype)])
+
+    def objective(beta):
+        z = xa @ beta
+        return (w * (jnp.logaddexp(0.0, z) - y * z)).sum() + 0.5 * (pen * beta ** 2).sum()
+
+    def step(_, beta):
+        z = xa @ beta
+        prob = jax.nn.sigmoid(z)
+        grad = xa.T @ (w * (prob - y)) + pen * beta
+        hess = (xa * (w * prob * (1 - prob))[:, None]).T @ xa + jnp.diag(pen)
+        hess = hess + 1e-10 * jnp.trace(hess) / (p + 1) * jnp.eye(p + 1, dtype=x.dtype)
+        delta = jnp.linalg.solve(hess, grad)
+        f0 = objective(beta)
+        ts = 0.5 ** jnp.arange(12, dtype=x.dtype)
+        fs = jax.vmap(lambda t: objective(beta - t * delta))(ts)
+        ok = fs <= f0
+        t = jnp.where(ok.any(), ts[jnp.argmax(ok)], 0.0)
+        return beta - t * delta
+
+    beta = jax.lax.fori_loop(0, num_iter, step, jnp.zeros((p + 1,), x.dtype))
+    return beta[1:], beta[0]
+
+
+def logistic(l2: float = 1.0, num_iter: int = 30, name: str | None = None) -> Learner:
+    """L2-penalised logistic regression; predicts P(y = 1 | x)."""
+    if l2 < 0 or num_iter < 1:
+        raise ValueError(f"logistic needs l2 >= 0 and num_iter >= 1, got {l2}, {num_iter}")
+
+    def fit_predict(x, y, w, x_pred, key):
+        del key
+        coef, intercept = logistic_fit(x, y, w, l2, num_iter)
+        return jax.nn.sigmoid(x_pred @ coef + intercept)
+
+    return Learner(name or "logistic", "classification", fit_predict)
+
+
+# ----------------------------------------------------------------------------- lasso
+
+
+def lasso_fit(x, y, w, alpha: float, num_iter: int = 500):
+    """Weighted lasso by FISTA; returns (coef (p,), intercept).
+
+    Objective (1/(2N)) Σ_i w_i (y_i − b − x_i β)² + α‖β‖₁, N = Σ w (scikit-learn's Lasso
+    scaling); centred at the weighted means, step 1/L with L the largest eigenvalue of
+    XᶜᵀWXᶜ/N (power iteration).
+    """
+    sw = jnp.maximum(w.sum(), 1.0)
+    xm = (w[:, None] * x).sum(0) / sw
+    ym = (w * y).sum() / sw
+    xc = (x - xm) * jnp.sqrt(w)[:, None]
+    yc = (y - ym) * jnp.sqrt(w)
+    gram = xc.T @ xc / sw
+    rhs = xc.T @ yc / sw
+
+    def power(_, v):
+        v = gram @ v
+        return v / jnp.maximum(jnp.linalg.norm(v), 1e-30)
+
+    v = jax.lax.fori_loop(0, 50, power, jnp.ones((x.shape[1],), x.dtype))
+    lip = jnp.maximum(v @ gram @ v, 1e-12) * 1.01
+
+    def soft(z, t):
+        return jnp.sign(z) * jnp.maximum(jnp.abs(z) - t, 0.0)
+
+    def step(_, carry):
+        beta, z, t = carry
+        beta_new = soft(z - (gram @ z - rhs) / lip, alpha / lip)
+        t_new = (1 + jnp.sqrt(1 + 4 * t ** 2)) / 2
+        z_new = beta_new + (t - 1) / t_new * (beta_new - beta)
+        return beta_new, z_new, t_new
+
+    zero = jnp.zeros((x.shape[1],), x.dtype)
+    beta, _, _ = jax.lax.fori_loop(0, num_iter, step, (zero, zero, jnp.asarray(1.0, x.dtype)))
+    return beta, ym - xm @ beta
+
+
+def lasso(alpha: float, num_iter: int = 500, name: str | None = None) -> Learner:
+    """Lasso regression with a fixed penalty α."""
+    if alpha < 0 or num_iter < 1:
+        raise ValueError(f"lasso needs alpha >= 0 and num_iter >= 1, got {alpha}, {num_iter}")
+
+    def fit_predict(x, y, w, x_pred, key):
+        del key
+        coef, intercept = lasso_fit(x, y, w, alpha, num_iter)
+        return x_pred @ coef + intercept
+
+    return Learner(name or "lasso", "regression", fit_predict)
+
+
+# ----------------------------------------------------------------------------- MLP
+
+
+class MLP(nn.Module):
+    """ReLU MLP with a scalar output: (n, p) -> (n,)."""
+    hidden: Sequence[int]
+
+    @nn.compact
+    def __call__(self, x):
+        for width in self.hidden:
+            x = nn.relu(nn.Dense(width)(x))
+        return nn.Dense(1)(x)[:, 0]
+
+
+def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: int = 300,
+        val_fraction: float = 0.2, l2: float = 1e-4, eval_every: int = 5,
+        name: str | None = None) -> Learner:
+    """A Flax MLP nuisance trained by full-batch Adam with an L2 penalty and early stopping.
+
+    Of the training rows (w > 0), a random `val_fraction` (drawn from `key`) is held out;
+    the network is trained on the rest for `steps` Adam steps on standardised inputs
+    (weighted training moments) and, for regression, standardised y, minimising the mean
+    loss + (l2/2)·Σ‖kernel‖² (biases unpenalised); every `eval_every`
+    steps the held-out loss is computed and the parameters with the lowest one so far are
+    kept (early stopping without the data-dependent loop length, so the whole fit stays
+    vmappable). The cross-fitting evaluation fold is never seen.
+    """
+    if task not in TASKS:
+        raise ValueError(f"mlp task must be one of {TASKS}, got {task!r}")
+    if not 0.0 < val_fraction < 1.0 or steps < 1 or eval_every < 1 or lr <= 0 or l2 < 0:
+        raise ValueError(f"mlp needs 0 < val_fraction < 1, steps >= 1, eval_every >= 1, lr > 0, "
+                         f"l2 >= 0; got {val_fraction}, {steps}, {eval_every}, {lr}, {l2}")
+    model = MLP(tuple(hidden))
+    opt = optax.adam(lr)
+    classify = task == "classification"
+
+    def loss_fn(params, x, y, w):
+        out = model.apply(params, x)
+        per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
+        return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
+
+    def penalised(params, x, y, w):
+        kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
+                   if "kernel" in jax.tree_util.keystr(path)]
+        return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
+
+    def fit_predict(x, y, w, x_pred, key):
+        k_split, k_init = jax.random.split(key)
+        val = w * (jax.random.uniform(k_split, w.shape) < val_fraction)
+        tr = w - val
+        mean, std = _weighted_moments(x, tr)
+        xs = (x - mean) / std
+        if classify:
+            ys, y_mean, y_std = y, 0.0, 1.0
+        else:
+            y_mean = (tr * y).sum() / jnp.maximum(tr.sum(), 1.0)
+            y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
+            y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
+            ys = (y - y_mean) / y_std
+        params = model.init(k_init, xs[:1])
+        state = opt.init(params)
+        grad = jax.grad(penalised)
+
+        def train_chunk(carry, _):
+            params, state, best, best_loss = carry
+
+            def one(_, ps):
+                p, s = ps
+                updates, s = opt.update(grad(p, xs, ys, tr), s, p)
+                return optax.apply_updates(p, updates), s
+
+            params, state = jax.lax.fori_loop(0, eval_every, one, (params, state))
+            vloss = loss_fn(params, xs, ys, val)
+            better = vloss < best_loss
+            best = jax.tree.map(lambda a, b: jnp.where(better, a, b), params, best)
+            return (params, state, best, jnp.where(better, vloss, best_loss)), vloss
+
+        init_loss = loss_fn(params, xs, ys, val)
+        (_, _, best, _), _ = jax.lax.scan(train_chunk, (params, state, params, init_loss), None,
+                                          length=max(steps // eval_every, 1))
+        out = model.apply(best, (x_pred - mean) / std)
+        return jax.nn.sigmoid(out) if classify else out * y_std + y_mean
+
+    return Learner(name or f"mlp_{task[:5]}", task, fit_predict)
+
+
+# ----------------------------------------------------------------------------- scikit-learn
+
+
+def sklearn_learner(make_estimator: Callable[[], object], task: str,
+                    name: str | None = None) -> Learner:
+    """Wrap a scikit-learn estimator factory (fit on rows with w > 0, predict all rows).
+
+    Classification uses `predict_proba(x_pred)[:, 1]`. Not vmappable: dml.py loops over folds.
+    Needs scikit-learn (an optional dependency).
+    """
+    if task not in TASKS:
+        raise ValueError(f"sklearn_learner task must be one of {TASKS}, got {task!r}")
+
+    def fit_predict(x, y, w, x_pred, key):
+        del key
+        dtype = jnp.asarray(x).dtype
+        x, y, w, x_pred = (np.asarray(a) for a in (x, y, w, x_pred))
+        rows = w > 0
+        est = make_estimator()
+        est.fit(x[rows], y[rows])
+        out = (est.predict_proba(x_pred)[:, 1] if task == "classification"
+               else est.predict(x_pred))
+        return jnp.asarray(out, dtype=dtype)
+
+    label = name or f"sklearn_{type(make_estimator()).__name__}"
+    return Learner(label, task, fit_predict, vmappable=False)

@@ -1,0 +1,156 @@
+"""Monte Carlo summaries, the targets, the results tables and the two figures.
+
+summarize: over R replications of (θ̂_r, se_r) against the true θ —
+  bias = mean θ̂ − θ, its Monte Carlo s.e. sd(θ̂)/√R, RMSE, coverage of θ̂ ± z·se,
+  mean interval width 2z·se, |bias| / mean half-width, sd(θ̂) against mean se.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from scipy import stats
+
+from lib.common.report import splice  # noqa: F401  (re-exported for the results tool)
+
+
+def summarize(thetas, ses, truth: float, level: float = 0.95) -> dict:
+    """Monte Carlo metrics of one estimator (see module doc); se may be all-NaN (no CI)."""
+    thetas, ses = np.asarray(thetas, np.float64), np.asarray(ses, np.float64)
+    r = thetas.shape[0]
+    z = stats.norm.ppf(0.5 + level / 2)
+    bias = float(thetas.mean() - truth)
+    out = {"reps": r, "mean": float(thetas.mean()), "bias": bias,
+           "bias_mc_se": float(thetas.std(ddof=1) / np.sqrt(r)),
+           "rmse": float(np.sqrt(((thetas - truth) ** 2).mean())),
+           "sd": float(thetas.std(ddof=1)), "finite": int(np.isfinite(thetas).sum())}
+    if np.all(np.isfinite(ses)):
+        half = z * ses
+        out.update({"coverage": float(np.mean(np.abs(thetas - truth) <= half)),
+                    "mean_se": float(ses.mean()), "mean_width": float(2 * half.mean()),
+                    "bias_over_half_width": float(abs(bias) / half.mean())})
+    else:
+        out.update({"coverage": None, "mean_se": None, "mean_width": None,
+                    "bias_over_half_width": None})
+    return out
+
+
+def visibly_biased(s: dict) -> bool:
+    """|bias| above 3 Monte Carlo standard errors and above a quarter of the half-width."""
+    half = s["mean_width"] / 2 if s["mean_width"] else 0.0
+    return abs(s["bias"]) > 3 * s["bias_mc_se"] and abs(s["bias"]) > 0.25 * half
+
+
+def targets(results: dict, config) -> dict:
+    """The issue's targets per setting: the target estimators' coverage and bias, and
+    naive / raw-pixel DML visibly biased. Each entry {met: bool, ...numbers}."""
+    lo, hi = (v / 100 for v in config.eval.target_coverage)
+    frac = config.eval.target_bias_fraction
+    out = {}
+    for setting, block in results["settings"].items():
+        est = block["estimators"]
+        for name in config.eval.target_estimators:
+            s = est[name]
+            out[f"{setting}/{name}/coverage"] = {
+                "met": bool(lo <= s["coverage"] <= hi), "value": s["coverage"],
+                "range": [lo, hi]}
+            out[f"{setting}/{name}/bias"] = {
+                "met": bool(s["bias_over_half_width"] < frac), "bias": s["bias"],
+                "bias_mc_se": s["bias_mc_se"], "half_width": s["mean_width"] / 2,
+                "ratio": s["bias_over_half_width"], "limit": frac}
+        for name in ("naive", "dml_linear_pixels"):
+            if name in est:
+                out[f"{setting}/{name}/visibly_biased"] = {
+                    "met": visibly_biased(est[name]), "bias": est[name]["bias"],
+                    "bias_mc_se": est[name]["bias_mc_se"],
+                    "half_width": est[name]["mean_width"] / 2}
+    return out
+
+
+def _f(v, fmt=".3f"):
+    return "—" if v is None else format(v, fmt)
+
+
+SET_ORDER = ("pixels", "cnn", "pixel_ae", "confounder_code")
+
+
+def tables(results: dict, order=None, features: bool = True) -> str:
+    """Markdown: one table per setting (estimators in `order`, default as stored), and
+    (if `features`) the adjustment-set / intrinsic-dimension table."""
+    parts = []
+    for setting in [s for s in ("label", "complex") if s in results["settings"]]:
+        block = results["settings"][setting]
+        parts.append(f"**{setting} confounding** (true ATE {block['truth']}, n = {block['n']}, "
+                     f"{block['reps']} replications; naive population limit "
+                     f"{_f(block.get('naive_limit'))})\n")
+        parts.append("| estimator | adjustment set | mean θ̂ | bias (± MC s.e.) | RMSE | "
+                     "coverage | CI width | |bias|/half-width | sd θ̂ / mean se | s |")
+        parts.append("|---|---|---|---|---|---|---|---|---|---|")
+        names = [n for n in (order or block["estimators"]) if n in block["estimators"]]
+        for name in names:
+            s = block["estimators"][name]
+            ratio = None if s["mean_se"] is None else s["sd"] / s["mean_se"]
+            cov = "—" if s["coverage"] is None else f"{100 * s['coverage']:.1f}%"
+            parts.append(f"| {name} | {s['adjust']} | {s['mean']:.3f} | {s['bias']:+.3f} ± "
+                         f"{s['bias_mc_se']:.3f} | {s['rmse']:.3f} | {cov} | "
+                         f"{_f(s['mean_width'])} | {_f(s['bias_over_half_width'], '.2f')} | "
+                         f"{_f(ratio, '.2f')} | {s['seconds']:.0f} |")
+        parts.append("")
+    if not features:
+        return "\n".join(parts).rstrip()
+    f = results["features"]
+    parts.append(f"**Adjustment sets** (causal pool of {f['pool_size']} images; pre-trained "
+                 f"CNN accuracy on the pool {100 * f['cnn_pool_accuracy']:.1f}% (10 classes), "
+                 f"{100 * f['label_accuracy']:.1f}% on the binary label)\n")
+    parts.append("| set | ambient dim | TwoNN | MLE (k) |")
+    parts.append("|---|---|---|---|")
+    for name in [n for n in SET_ORDER if n in f["intrinsic_dim"]]:
+        d = f["intrinsic_dim"][name]
+        parts.append(f"| {name} | {d['ambient']} | {d['two_nn']:.1f} | {d['mle']:.1f} "
+                     f"({d['k']}) |")
+    return "\n".join(parts)
+
+
+def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) -> None:
+    """Per estimator, the first `reps` replications' θ̂ with their 95% intervals."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(block)
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(names)), 4.5))
+    for i, name in enumerate(names):
+        th = np.asarray(block[name]["thetas"][:reps])
+        se = np.asarray(block[name]["ses"][:reps], dtype=np.float64)
+        xs = i + np.linspace(-0.35, 0.35, th.shape[0])
+        err = 1.96 * se if np.all(np.isfinite(se)) else None
+        ax.errorbar(xs, th, yerr=err, fmt="o", ms=2, lw=0.6, alpha=0.8)
+    ax.axhline(truth, color="k", lw=1, ls="--", label=f"true ATE {truth}")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("θ̂ ± 1.96 se")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_z_hist(path: str, block: dict, truth: float, names, title: str) -> None:
+    """Histograms of (θ̂ − θ)/se against the N(0, 1) density (the paper's normality figure)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [n for n in names if n in block]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3), squeeze=False)
+    grid = np.linspace(-4, 4, 200)
+    for ax, name in zip(axes[0], names):
+        z = (np.asarray(block[name]["thetas"]) - truth) / np.asarray(block[name]["ses"])
+        ax.hist(np.clip(z, -8, 8), bins=30, density=True, alpha=0.6)
+        ax.plot(grid, stats.norm.pdf(grid), "k-", lw=1)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlim(-8, 8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
