@@ -1,5 +1,6 @@
-"""Shared neural-network layers (Flax Linen): FNO and a periodic UNet."""
+"""Shared neural-network layers (Flax Linen): FNO, a periodic UNet and a small ResNet."""
 from lib.nn.fno import FNO, SpectralConv
+from lib.nn.resnet import BasicBlock, SmallResNet
 from lib.nn.unet import UNet
 
-__all__ = ["FNO", "SpectralConv", "UNet"]
+__all__ = ["BasicBlock", "FNO", "SmallResNet", "SpectralConv", "UNet"]
