@@ -1,0 +1,98 @@
+"""What an ANOVA-TPNN experiment config may hold, and the checks run before any compute.
+
+Blocks: `datasets`, `models` (names), `data` (sizes), `model` (architectures), `optim`
+(Adam, per-model learning rates, output penalty), `replicas` (how many models are trained
+at once with vmap, and whether they differ by seed or by resample), `ebm` (the optional
+interpretML comparison), `eval`, plus the shared `train` and `mesh` blocks.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import ml_collections
+
+from lib.common import config as config_lib
+from lib.common.config import Bool, ConfigError, Float, Int, Ints, Rule, Str
+from lib.anova_tpnn.baselines import MODEL_NAMES
+from lib.anova_tpnn.data import NAMES as DATASET_NAMES
+
+MODES = ("seed", "resample")
+
+
+@dataclasses.dataclass(frozen=True)
+class Names(Rule):
+    """A non-empty tuple/list of distinct names, each one of `options`."""
+
+    options: tuple = ()
+
+    def check(self, key: str, value: Any) -> None:
+        allowed = f"a non-empty sequence of distinct names from {list(self.options)}"
+        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
+                or any(v not in self.options for v in value)):
+            self._fail(key, value, allowed)
+
+
+SCHEMA: dict[str, Rule] = {
+    **config_lib.TRAIN_SCHEMA,
+    **config_lib.MESH_SCHEMA,
+    "tag": Str(allow_empty=False),
+    "seed": Int(lo=0),
+    "datasets": Names(DATASET_NAMES),
+    "models": Names(MODEL_NAMES),
+    "batch_size": Int(lo=1),
+    "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "data.synth_n": Int(lo=20),
+    "data.synth_noise": Float(lo=0.0),
+    "data.breast_features": Int(lo=2, hi=30),
+    "data.madelon_n": Int(lo=20),
+    "data.madelon_features": Int(lo=2),
+    "data.madelon_informative": Int(lo=1),
+    "data.madelon_redundant": Int(lo=0),
+    "model.max_order": Int(lo=1, hi=4),
+    "model.num_units": Int(lo=1),
+    "model.nam_hidden": Ints(lo=1),
+    "model.nbm_hidden": Ints(lo=1),
+    "model.nbm_bases": Int(lo=1),
+    "model.mlp_hidden": Ints(lo=1),
+    "optim.lr.tpnn": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.lr.nam": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.lr.nbm": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.lr.mlp": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.b1": Float(lo=0.0, hi=1.0, hi_open=True),
+    "optim.b2": Float(lo=0.0, hi=1.0, hi_open=True),
+    "optim.output_penalty": Float(lo=0.0),
+    "replicas.num": Int(lo=2),
+    "replicas.modes": Names(MODES),
+    "replicas.resample_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "ebm.enabled": Bool(),
+    "ebm.num_replicas": Int(lo=2),
+    "ebm.interactions": Int(lo=0),
+    "ebm.outer_bags": Int(lo=1),
+    "eval.plots": Bool(),
+    "eval.chunk": Int(lo=1),
+    "eval.plot_components": Int(lo=1, hi=12),
+}
+
+
+def _check_cross(config: ml_collections.ConfigDict) -> None:
+    d = config.data
+    if d.madelon_informative + d.madelon_redundant > d.madelon_features:
+        raise ConfigError(
+            f"data.madelon_informative + data.madelon_redundant = "
+            f"{d.madelon_informative + d.madelon_redundant} exceeds data.madelon_features = "
+            f"{d.madelon_features}")
+    if config.ebm.num_replicas > config.replicas.num:
+        raise ConfigError(f"config key 'ebm.num_replicas' = {config.ebm.num_replicas!r} exceeds "
+                          f"replicas.num = {config.replicas.num} (EBM replicas reuse the "
+                          "replicas' resamples)")
+    if "tpnn" not in config.models:
+        raise ConfigError(f"config key 'models' = {tuple(config.models)!r} must include 'tpnn' "
+                          "(every comparison is against ANOVA-TPNN)")
+
+
+def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`ConfigError` naming key, value and what is allowed; returns the config unchanged.
+    (The interaction order against each data set's feature count is checked when the data
+    are loaded, before any training: `experiments/anova_tpnn/train.py::load_datasets`.)"""
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))

@@ -1,0 +1,161 @@
+"""Targets, markdown tables and component plots of an ANOVA-TPNN run (results.json layout:
+results["datasets"][name]["modes"][mode][model] = summary from experiments/anova_tpnn/train.py).
+
+Targets (issue 11):
+  stability   ANOVA-TPNN's stability score (lower = more stable) at least 2× smaller than
+              NA²M's and NB²M's on every data set, for every replica mode run;
+  recovery    lower relative component error than NA²M and NB²M on every synthetic set;
+  prediction  within 5% of the best baseline's test metric on every data set
+              (RMSE: tpnn ≤ 1.05·best; AUROC: tpnn ≥ 0.95·best).
+"""
+from __future__ import annotations
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+STABILITY_FACTOR = 2.0
+PREDICTION_GAP = 0.05
+REFERENCES = ("nam", "nbm")
+MODEL_ORDER = ("tpnn", "nam", "nbm", "mlp", "ebm")
+# the issue's score (mean over all components), then secondary views of the same numbers
+STABILITY_KEYS = ("stability", "stability_centred", "stability_mains", "stability_weighted")
+
+
+def prediction_gap(task: str, tpnn: float, best: float) -> float:
+    """Relative shortfall of ANOVA-TPNN against the best baseline (> 0 = worse)."""
+    return tpnn / best - 1.0 if task == "regression" else (best - tpnn) / best
+
+
+def targets(results: dict) -> dict:
+    out: dict = {key: {} for key in (*STABILITY_KEYS, "recovery", "recovery_centred",
+                                      "prediction")}
+    for name, entry in results["datasets"].items():
+        for mode, models in entry["modes"].items():
+            tp = models["tpnn"]
+            for key in STABILITY_KEYS:
+                if key not in tp:
+                    continue
+                ratios = {ref: models[ref][key] / max(tp[key], 1e-300)
+                          for ref in REFERENCES if ref in models}
+                out[key][f"{name}/{mode}"] = {
+                    "ratios": ratios, "met": bool(ratios) and all(
+                        r >= STABILITY_FACTOR for r in ratios.values())}
+            if mode != "seed":
+                continue
+            if "recovery" in tp:
+                for key in ("recovery", "recovery_centred"):
+                    errs = {ref: models[ref][key] for ref in REFERENCES if ref in models}
+                    out[key][name] = {"tpnn": tp[key], **errs,
+                                      "met": bool(errs) and all(tp[key] < e
+                                                                for e in errs.values())}
+            base = {k: v["metric"] for k, v in models.items() if k != "tpnn"}
+            if base:
+                pick = min if entry["task"] == "regression" else max
+                best_name = pick(base, key=base.get)
+                gap = prediction_gap(entry["task"], tp["metric"], base[best_name])
+                out["prediction"][name] = {"tpnn": tp["metric"], "best": best_name,
+                                           "best_metric": base[best_name], "gap": gap,
+                                           "met": gap <= PREDICTION_GAP}
+    for key in list(out):
+        items = out[key]
+        out[key] = {"all_met": bool(items) and all(v["met"] for v in items.values()),
+                    "per_set": items}
+    return out
+
+
+def _fmt(v, digits=3) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def tables(results: dict) -> str:
+    """One markdown table per data set plus the target summary."""
+    lines = []
+    for name, entry in results["datasets"].items():
+        metric = "RMSE ↓" if entry["task"] == "regression" else "AUROC ↑"
+        lines += [f"**{name}** ({entry['task']}, n_train = {entry['n_train']}, "
+                  f"p = {entry['num_features']}, {entry['num_components']} components)", "",
+                  f"| model | test {metric} (± SE) | stability, seeds ↓ | stability, resamples ↓ "
+                  "| seeds, centred ↓ | seeds, mains only ↓ | seeds, importance-weighted ↓ "
+                  "| recovery error ↓ | recovery, centred ↓ |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        seed = entry["modes"].get("seed", {})
+        res = entry["modes"].get("resample", {})
+        present = list(seed) + [k for k in res if k not in seed]
+        for model in sorted(present, key=lambda k: (MODEL_ORDER.index(k)
+                                                    if k in MODEL_ORDER else len(MODEL_ORDER), k)):
+            s, r = seed.get(model, {}), res.get(model, {})
+            m = s or r
+            lines.append(
+                f"| {model} | {_fmt(m.get('metric'), 4)} ± {_fmt(m.get('metric_se'), 4)} "
+                f"| {_fmt(s.get('stability'), 4)} | {_fmt(r.get('stability'), 4)} "
+                f"| {_fmt(s.get('stability_centred'), 4)} | {_fmt(s.get('stability_mains'), 4)} "
+                f"| {_fmt(s.get('stability_weighted'), 4)} | {_fmt(s.get('recovery'))} "
+                f"| {_fmt(s.get('recovery_centred'))} |")
+        lines.append("")
+    t = results["targets"]
+    lines += ["| target | result | details |", "|---|---|---|"]
+    for key, label in (("stability", "stability ≥ 2× NAM and NBM (raw components)"),
+                       ("stability_centred", "same, components centred post hoc"),
+                       ("stability_mains", "same, main effects only (secondary)"),
+                       ("stability_weighted", "same, importance-weighted (secondary)"),
+                       ("recovery", "recovery error < NAM and NBM"),
+                       ("recovery_centred", "same, components centred post hoc"),
+                       ("prediction", "within 5% of best baseline")):
+        per = t[key]["per_set"]
+        if not per:
+            continue
+        detail = []
+        for where, v in per.items():
+            if "ratios" in v:
+                txt = ", ".join(f"{k} {x:.1f}×" for k, x in v["ratios"].items())
+            elif "gap" in v:
+                txt = f"gap {100 * v['gap']:+.1f}% vs {v['best']}"
+            else:
+                txt = ", ".join(f"{k} {v[k]:.3f}" for k in ("tpnn", *REFERENCES) if k in v)
+            detail.append(f"{where}: {txt} ({'met' if v['met'] else 'missed'})")
+        lines.append(f"| {label} | {'MET' if t[key]['all_met'] else 'MISSED'} | "
+                     f"{'; '.join(detail)} |")
+    return "\n".join(lines)
+
+
+def component_plot(path: str, ds, comps_by_model: dict, names: list, num: int) -> str:
+    """Main effects with seed bands: rows = the `num` largest ANOVA-TPNN main effects,
+    columns = models; each panel shows the across-replica mean ± 1 SD against the
+    (quantile-transformed) feature, and the true component (synthetic sets) as dots."""
+    x_all = np.concatenate([ds.x_train, ds.x_test])
+    mains = [i for i, k in enumerate(names) if len(k) == 1]
+    tp = comps_by_model["tpnn"]
+    imp = np.mean(tp[:, :, mains] ** 2, axis=(0, 1))
+    chosen = [mains[i] for i in np.argsort(-imp)[:num]]
+    models = list(comps_by_model)
+    fig, axes = plt.subplots(len(chosen), len(models), figsize=(3 * len(models),
+                                                                 2.4 * len(chosen)),
+                             squeeze=False)
+    for r, col in enumerate(chosen):
+        j = names[col][0]
+        order = np.argsort(x_all[:, j])
+        xs = x_all[order, j]
+        for c, model in enumerate(models):
+            ax = axes[r, c]
+            v = comps_by_model[model][:, order, col]
+            mean, sd = v.mean(axis=0), v.std(axis=0)
+            ax.fill_between(xs, mean - sd, mean + sd, alpha=0.3, color=f"C{c}")
+            ax.plot(xs, mean, color=f"C{c}", linewidth=1.2)
+            if ds.truth is not None and names[col] in ds.truth:
+                ax.plot(ds.x_test[:, j], ds.truth[names[col]], "k.", markersize=1.5)
+            ax.axhline(0.0, color="gray", linewidth=0.5)
+            if r == 0:
+                ax.set_title(model)
+            if c == 0:
+                ax.set_ylabel(f"f({ds.feature_names[j]})", fontsize=8)
+            ax.tick_params(labelsize=7)
+    fig.suptitle(f"{ds.name}: main effects, mean ± SD over replicas (seeds)", fontsize=9)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path
