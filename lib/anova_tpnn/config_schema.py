@@ -7,30 +7,14 @@ interpretML comparison), `eval`, plus the shared `train` and `mesh` blocks.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
-from lib.common import config as config_lib
-from lib.common.config import Bool, ConfigError, Float, Int, Ints, Rule, Str
 from lib.anova_tpnn.baselines import MODEL_NAMES
 from lib.anova_tpnn.data import NAMES as DATASET_NAMES
+from lib.common import config as config_lib
+from lib.common.config import Bool, ConfigError, Float, Int, Ints, Names, Rule, Str
 
 MODES = ("seed", "resample")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = f"a non-empty sequence of distinct names from {list(self.options)}"
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, allowed)
 
 
 SCHEMA: dict[str, Rule] = {

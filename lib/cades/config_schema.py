@@ -8,51 +8,15 @@ positive rate over many calibration/test splits), `eval`, plus `tag` and `seed`.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.cades.scenarios import MULTIVARIATE, SPP_FAMILIES
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Names, Rule, Str
 
 PARTS = ("spp", "multivariate", "fpr")
 MODELS = ("hawkes", "neural")
 FPR_SETTINGS = ("spp", "server", "latency")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, f"a non-empty sequence of distinct names from {list(self.options)}")
-
-
-@dataclasses.dataclass(frozen=True)
-class Floats(Rule):
-    """A non-empty, strictly increasing tuple/list of floats in [lo, hi]."""
-
-    lo: float = 0.0
-    hi: float = 1.0
-    hi_open: bool = False
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = (f"a non-empty increasing sequence of floats in [{self.lo}, {self.hi}"
-                   f"{')' if self.hi_open else ']'}")
-        if not isinstance(value, (tuple, list)) or not value:
-            self._fail(key, value, allowed)
-        for v in value:
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < self.lo or v > self.hi \
-                    or (self.hi_open and v == self.hi):
-                self._fail(key, value, allowed)
-        if any(b <= a for a, b in zip(value, value[1:])):
-            self._fail(key, value, allowed)
 
 
 SCHEMA: dict[str, Rule] = {
@@ -62,7 +26,7 @@ SCHEMA: dict[str, Rule] = {
     "spp.families": Names(SPP_FAMILIES),
     "spp.t_max": Float(lo=0.0, lo_open=True),
     "spp.max_len": Int(lo=8),
-    "spp.etas": Floats(0.0, 0.95),
+    "spp.etas": Floats(0.0, 0.95, increasing=True),
     "spp.n_cal": Int(lo=10),
     "spp.n_test": Int(lo=10),
     "spp.num_seeds": Int(lo=2),
@@ -70,7 +34,7 @@ SCHEMA: dict[str, Rule] = {
     "multivariate.models": Names(MODELS),
     "multivariate.t_max": Float(lo=0.0, lo_open=True),
     "multivariate.max_len": Int(lo=8),
-    "multivariate.etas": Floats(0.0, 1.0),
+    "multivariate.etas": Floats(0.0, 1.0, increasing=True),
     "multivariate.n_train": Int(lo=8),
     "multivariate.n_cal": Int(lo=10),
     "multivariate.n_test": Int(lo=10),
@@ -87,7 +51,7 @@ SCHEMA: dict[str, Rule] = {
     "neural.batch_size": Int(lo=1),
     "neural.grad_clip": Float(lo=0.0, lo_open=True),
     "fpr.settings": Names(FPR_SETTINGS),
-    "fpr.alphas": Floats(0.0, 0.5),
+    "fpr.alphas": Floats(0.0, 0.5, increasing=True),
     "fpr.delta": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "fpr.n_cal": Int(lo=10),
     "fpr.n_test": Int(lo=1),

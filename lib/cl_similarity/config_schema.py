@@ -7,40 +7,15 @@ logging and checkpoint settings; the number of steps follows from `ssl.epochs`),
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.cl_similarity.losses import LOSSES
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
 
 PARTS = ("theory", "ssl")
 DATASETS = ("digits", "fashion_mnist")
 NUM_IMAGES = {"digits": 1797, "fashion_mnist": 70000}
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, f"a non-empty sequence of distinct names from {list(self.options)}")
-
-
-@dataclasses.dataclass(frozen=True)
-class Floats(Rule):
-    """A non-empty tuple/list of real numbers."""
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value
-                or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value)):
-            self._fail(key, value, "a non-empty sequence of numbers")
 
 
 SCHEMA: dict[str, Rule] = {

@@ -13,6 +13,7 @@ import ast
 import dataclasses
 import difflib
 import importlib.util
+import math
 import os
 import sys
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -136,6 +137,54 @@ class Ints(Rule):
                 self._fail(key, value, allowed)
         if self.length is not None and len(value) != self.length:
             self._fail(key, value, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Names(Rule):
+    """A tuple/list of distinct names, each one of `options` (non-empty unless allow_empty)."""
+
+    options: tuple = ()
+    allow_empty: bool = False
+
+    def check(self, key: str, value: Any) -> None:
+        allowed = (f"a {'' if self.allow_empty else 'non-empty '}sequence of distinct names "
+                   f"from {list(self.options)}")
+        if (not isinstance(value, (tuple, list)) or (not value and not self.allow_empty)
+                or len(set(value)) != len(value) or any(v not in self.options for v in value)):
+            self._fail(key, value, allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Floats(Rule):
+    """A non-empty tuple/list of finite reals, each within [lo, hi] (either end open or
+    absent), strictly increasing when `increasing`."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    increasing: bool = False
+
+    def _describe(self) -> str:
+        parts = ["a non-empty" + (" strictly increasing" if self.increasing else "")
+                 + " sequence of finite numbers"]
+        if self.lo is not None:
+            parts.append(f"{'>' if self.lo_open else '>='} {self.lo}")
+        if self.hi is not None:
+            parts.append(f"{'<' if self.hi_open else '<='} {self.hi}")
+        return " ".join(parts[:1]) + ("" if len(parts) == 1 else " " + " and ".join(parts[1:]))
+
+    def check(self, key: str, value: Any) -> None:
+        if not isinstance(value, (tuple, list)) or not value:
+            self._fail(key, value, self._describe())
+        for v in value:
+            ok = (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                  and (self.lo is None or (v > self.lo if self.lo_open else v >= self.lo))
+                  and (self.hi is None or (v < self.hi if self.hi_open else v <= self.hi)))
+            if not ok:
+                self._fail(key, value, self._describe())
+        if self.increasing and any(b <= a for a, b in zip(value, value[1:])):
+            self._fail(key, value, self._describe())
 
 
 @dataclasses.dataclass(frozen=True)

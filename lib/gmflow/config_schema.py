@@ -7,49 +7,14 @@ Blocks: `train`/`mesh` (shared harness; `train.num_steps` is the step count of e
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
 from lib.gmflow.samplers import FM_SOLVERS, GM_SOLVERS
 from lib.gmflow.toys import TOYS
 
 PARTS = ("toy", "digits")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A tuple/list of distinct names from `options` (non-empty unless allow_empty)."""
-
-    options: tuple = ()
-    allow_empty: bool = False
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = f"a sequence of distinct names from {list(self.options)}"
-        if (not isinstance(value, (tuple, list)) or (not value and not self.allow_empty)
-                or len(set(value)) != len(value) or any(v not in self.options for v in value)):
-            self._fail(key, value, allowed)
-
-
-@dataclasses.dataclass(frozen=True)
-class Floats(Rule):
-    """A non-empty tuple/list of reals in [lo, hi) (hi open) or [lo, ∞)."""
-
-    lo: float = 0.0
-    hi: float | None = None
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = f"a non-empty sequence of floats >= {self.lo}" + (
-            f" and < {self.hi}" if self.hi is not None else "")
-        if not isinstance(value, (tuple, list)) or not value:
-            self._fail(key, value, allowed)
-        for v in value:
-            if (not isinstance(v, (int, float)) or isinstance(v, bool) or v < self.lo
-                    or (self.hi is not None and v >= self.hi)):
-                self._fail(key, value, allowed)
 
 
 SCHEMA: dict[str, Rule] = {
@@ -94,7 +59,7 @@ SCHEMA: dict[str, Rule] = {
     # undefined; the digits baseline uses Euler or DDPM.
     "digits.fm_solver": Choice(("euler", "ddpm")),
     "digits.substep_budget": Int(lo=1),
-    "digits.pg_scales": Floats(lo=0.0, hi=1.0),
+    "digits.pg_scales": Floats(lo=0.0, hi=1.0, hi_open=True),
     "digits.cfg_scales": Floats(lo=0.0),
     "digits.orthogonal": Float(lo=0.0, hi=1.0),
     "digits.samples_per_class": Int(lo=2),

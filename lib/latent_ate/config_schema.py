@@ -8,41 +8,16 @@ designs' parameters), `dml` (folds, repeated splits, clipping, linear learners' 
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import MESH_SCHEMA, Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import (MESH_SCHEMA, Bool, Choice, ConfigError, Float, Floats, Int, Ints,
+    Names, Rule, Str)
 from lib.latent_ate.dml import AGGREGATIONS
 from lib.latent_ate.estimators import ESTIMATORS
 from lib.latent_ate.semisynthetic import SETTINGS
 
 DATASETS = ("digits", "fashion_mnist")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, f"a non-empty sequence of distinct names from "
-                                   f"{list(self.options)}")
-
-
-@dataclasses.dataclass(frozen=True)
-class Floats(Rule):
-    """A non-empty tuple/list of floats >= 0."""
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value
-                or any(not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0
-                       for v in value)):
-            self._fail(key, value, "a non-empty sequence of numbers >= 0")
 
 
 def _net(prefix: str, ae: bool) -> dict[str, Rule]:
@@ -80,7 +55,7 @@ SCHEMA: dict[str, Rule] = {
     "dml.clip": Float(lo=0.0, hi=0.5, hi_open=True),
     "dml.aggregation": Choice(AGGREGATIONS),
     "dml.level": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "dml.ridge_lambdas": Floats(),
+    "dml.ridge_lambdas": Floats(lo=0.0),
     "dml.logistic_l2": Float(lo=0.0),
     "dml.lasso_alpha": Float(lo=0.0),
     "mlp.hidden": Ints(lo=1),

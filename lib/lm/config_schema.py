@@ -8,17 +8,8 @@ from __future__ import annotations
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (
-    MESH_SCHEMA,
-    TRAIN_SCHEMA,
-    Bool,
-    Choice,
-    ConfigError,
-    Float,
-    Int,
-    Rule,
-    Str,
-)
+from lib.common.config import (MESH_SCHEMA, TRAIN_SCHEMA, Bool, Choice, ConfigError, Float, Int,
+    Rule, Str)
 from lib.lm import tasks
 from lib.lm.model import LMConfig
 

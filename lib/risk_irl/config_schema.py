@@ -10,40 +10,13 @@ vectorised over step sizes, initial utilities and seeds; there is no network to 
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
 from lib.risk_irl.utilities import FAMILIES
 
 PARTS = ("investment", "participants", "random", "multi_env")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = f"a non-empty sequence of distinct names from {list(self.options)}"
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, allowed)
-
-
-@dataclasses.dataclass(frozen=True)
-class Floats(Rule):
-    """A non-empty tuple/list of positive finite numbers (step sizes)."""
-
-    def check(self, key: str, value: Any) -> None:
-        if (not isinstance(value, (tuple, list)) or not value
-                or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
-                       or v == float("inf") for v in value)):
-            self._fail(key, value, "a non-empty sequence of numbers > 0")
 
 
 SCHEMA: dict[str, Rule] = {
@@ -62,8 +35,8 @@ SCHEMA: dict[str, Rule] = {
     "caty.delta": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "investment.experts": Names(FAMILIES),
     "investment.inits": Names(FAMILIES),
-    "investment.step_sizes": Floats(),
-    "investment.adam_step_sizes": Floats(),
+    "investment.step_sizes": Floats(lo=0.0, lo_open=True),
+    "investment.adam_step_sizes": Floats(lo=0.0, lo_open=True),
     "investment.target_step_size": Float(lo=0.0, lo_open=True),
     "investment.num_seeds": Int(lo=1),
     "investment.noise": Float(lo=0.0, hi=1.0),
@@ -84,7 +57,7 @@ SCHEMA: dict[str, Rule] = {
     "multi_env.step_size": Float(lo=0.0, lo_open=True),
     "multi_env.noise": Float(lo=0.0, hi=1.0),
     "multi_env.set_samples": Int(lo=10),
-    "multi_env.set_tolerances": Floats(),
+    "multi_env.set_tolerances": Floats(lo=0.0, lo_open=True),
     "multi_env.knots": Int(lo=2, hi=100),
     "eval.plots": Bool(),
 }

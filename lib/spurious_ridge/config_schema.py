@@ -7,30 +7,14 @@ gradient descent here.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
 from lib.spurious_ridge.data import SETTINGS
 from lib.spurious_ridge.random_features import ACTIVATIONS
 
 PARTS = ("gaussian", "rf", "digits")
-
-
-@dataclasses.dataclass(frozen=True)
-class Names(Rule):
-    """A non-empty tuple/list of distinct names, each one of `options`."""
-
-    options: tuple = ()
-
-    def check(self, key: str, value: Any) -> None:
-        allowed = f"a non-empty sequence of distinct names from {list(self.options)}"
-        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
-                or any(v not in self.options for v in value)):
-            self._fail(key, value, allowed)
 
 
 def _grid(prefix: str) -> dict[str, Rule]:

@@ -115,3 +115,21 @@ def test_workdir_of_another_run_is_refused(tmp_path):
     wd.prepare(str(tmp_path), {"model": {"hidden": 32}, "train": {"num_steps": 9}})  # extend: ok
     with pytest.raises(ValueError, match=r"different config \('model.hidden': 32 in the workdir, 64 now\)"):
         wd.prepare(str(tmp_path), {"model": {"hidden": 64}, "train": {"num_steps": 9}})
+
+
+def test_names_and_floats_rules_name_what_is_allowed():
+    from lib.common.config import Floats, Names
+    names = Names(("a", "b"))
+    names.check("parts", ("a",))
+    for bad in ((), ("a", "a"), ("c",), "a"):
+        with pytest.raises(ConfigError, match="distinct names from \\['a', 'b'\\]"):
+            names.check("parts", bad)
+    Names(("a",), allow_empty=True).check("parts", ())
+    rule = Floats(0.0, 1.0, hi_open=True, increasing=True)
+    rule.check("etas", (0.0, 0.5, 0.9))
+    for bad in ((), (0.5, 0.5), (0.0, 1.0), (-0.1,), (float("nan"),), (True,)):
+        with pytest.raises(ConfigError, match="strictly increasing .* >= 0.0 and < 1.0"):
+            rule.check("etas", bad)
+    Floats(lo=0.0, lo_open=True).check("steps", (1e-3, 1e3))
+    with pytest.raises(ConfigError, match="> 0.0"):
+        Floats(lo=0.0, lo_open=True).check("steps", (0.0,))
