@@ -6,19 +6,13 @@ here needs (log-log rates, slopes with intervals); these helpers draw from the
 """
 from __future__ import annotations
 
-import os
 
-from lib.common import plotting  # noqa: F401  (selects the Agg backend before pyplot)
+from lib.common import plotting  # selects the Agg backend before pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 
-def _save(fig, path: str) -> str:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 def rate_figure(path: str, setting: str, runs: dict, theory_slope: float) -> str:
@@ -40,7 +34,7 @@ def rate_figure(path: str, setting: str, runs: dict, theory_slope: float) -> str
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     fig.suptitle(f"{setting}: α = α̂/√T, β2 = 1 − c/T (controls: see legend)")
-    return _save(fig, path)
+    return plotting.save(fig, path)
 
 
 def slopes_figure(path: str, runs: dict, theory_slope: float, tolerance: float) -> str:
@@ -60,7 +54,7 @@ def slopes_figure(path: str, runs: dict, theory_slope: float, tolerance: float) 
     ax.set(ylabel="log-log slope")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return plotting.save(fig, path)
 
 
 def asymptotic_figure(path: str, setting: str, runs: dict) -> str:
@@ -86,4 +80,4 @@ def asymptotic_figure(path: str, setting: str, runs: dict) -> str:
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
     fig.suptitle(f"{setting}: last iterate over {len(runs)} schedule(s)")
-    return _save(fig, path)
+    return plotting.save(fig, path)

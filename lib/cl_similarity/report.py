@@ -1,15 +1,12 @@
 """Markdown tables from a run's results.json (written by experiments/cl_similarity/train.py)."""
 from __future__ import annotations
 
+from lib.common import report
 from lib.common.report import splice  # noqa: F401  (re-exported for tools/cl_similarity_results.py)
 
 
 def _f(x, digits: int = 4) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    return f"{x:.{digits}g}"
+    return report.cell(x, digits, "g")
 
 
 def _e(x) -> str:

@@ -12,9 +12,10 @@ import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
 
-def _save(fig, path: str) -> str:
+def save(fig, path: str, dpi: int = 110) -> str:
+    """Write `fig` to `path` (folders created), close it, return `path`."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -34,7 +35,7 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
     ax.grid(alpha=0.3)
     if len(series) > 1:
         ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def curves_and_points(path: str, *, curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
@@ -63,7 +64,7 @@ def curves_and_points(path: str, *, curves: Mapping[str, tuple[Sequence[float], 
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def field_grid(path: str, rows: Sequence[Sequence[np.ndarray]], *,
@@ -91,4 +92,4 @@ def field_grid(path: str, rows: Sequence[Sequence[np.ndarray]], *,
         fig.colorbar(im, ax=list(axes[i]), shrink=0.8)
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return save(fig, path)

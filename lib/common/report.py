@@ -52,3 +52,13 @@ def splice(path: str, tag: str, text: str) -> None:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def cell(x, digits: int = 3, style: str = "g") -> str:
+    """A markdown table cell: "—" for None, "yes"/"no" for a bool, else `x` formatted with
+    `digits` and `style` ("g" significant digits, "f" fixed decimals)."""
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    return f"{x:.{digits}{style}}"

@@ -1,21 +1,13 @@
 """GMFlow figures (matplotlib Agg): scatter grids of 2-D samples and image mosaics."""
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
+from lib.common import plotting  # selects the Agg backend before pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 
-def _save(fig, path: str) -> str:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fig.savefig(path, dpi=90, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 def scatter_grid(path: str, rows: Mapping[str, Sequence[np.ndarray]], col_titles: Sequence[str],
@@ -38,7 +30,7 @@ def scatter_grid(path: str, rows: Mapping[str, Sequence[np.ndarray]], col_titles
                 ax.set_title(col_titles[j], fontsize=8)
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return plotting.save(fig, path, dpi=90)
 
 
 def image_rows(path: str, rows: Mapping[str, np.ndarray], title: str = "") -> str:
@@ -52,4 +44,4 @@ def image_rows(path: str, rows: Mapping[str, np.ndarray], title: str = "") -> st
         ax.set_ylabel(label, fontsize=7, rotation=0, ha="right", va="center")
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    return plotting.save(fig, path, dpi=90)

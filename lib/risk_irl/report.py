@@ -1,6 +1,7 @@
 """Markdown tables of a risk-IRL run's results.json (the README's measured tables)."""
 from __future__ import annotations
 
+from lib.common import report
 from lib.common.report import splice  # noqa: F401  (tools/risk_irl_results.py uses it)
 from lib.risk_irl.utilities import FAMILIES
 
@@ -12,11 +13,7 @@ def by_number(d: dict) -> list:
 
 
 def _f(x, digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    return f"{x:.{digits}f}"
+    return report.cell(x, digits, "f")
 
 
 def _mark(ok: bool) -> str:

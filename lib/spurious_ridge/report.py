@@ -1,15 +1,12 @@
 """Markdown tables from a run's results.json (written by experiments/spurious_ridge/train.py)."""
 from __future__ import annotations
 
+from lib.common import report
 from lib.common.report import splice  # noqa: F401  (re-exported for tools/spurious_ridge_results.py)
 
 
 def _f(x, digits: int = 3) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    return f"{x:.{digits}g}"
+    return report.cell(x, digits, "g")
 
 
 def _interval(tradeoff: dict) -> str:

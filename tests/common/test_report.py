@@ -31,3 +31,10 @@ def test_splice_errors_name_the_missing_or_duplicate_marker(tmp_path):
 def test_machine_line_names_backend():
     line = report.machine()
     assert "cpu" in line and "jax" in line
+
+
+def test_cell_formats_none_bools_and_numbers():
+    assert report.cell(None) == "—"
+    assert report.cell(True) == "yes" and report.cell(False) == "no"
+    assert report.cell(0.123456) == "0.123" and report.cell(0.123456, 2, "f") == "0.12"
+    assert report.cell(12345.0, 3) == "1.23e+04"
