@@ -1,0 +1,113 @@
+"""Grading a candidate patch by the SWE-bench rules (swebench/harness/grading.py).
+
+    report = grade(instance, patch, store, cache=cache)
+    report.resolution   # "FULL" | "PARTIAL" | "NO";  report.resolved = (resolution == "FULL")
+
+Procedure (SWE-bench's evaluation, on a local checkout instead of a docker image):
+  1. check out `base_commit` in a fresh temporary clone (runtime.Workspace);
+  2. apply the candidate patch; when it does not apply the verdict is NO with
+     error "patch apply failed" (SWE-bench's `Patch Apply Failed`), never an exception;
+  3. reset every file the test patch touches to its base-commit content (so a candidate
+     cannot edit the tests that judge it) and apply `test_patch`;
+  4. run pytest on the test files named by the test patch and by FAIL_TO_PASS /
+     PASS_TO_PASS, in the lib/lm sandbox, and parse the status map;
+  5. the rules (`resolution`):
+       F2P test succeeds  iff its status is PASSED or XFAIL (FAILED, ERROR, SKIPPED or
+                          absent from the log count as failed: a skipped F2P test fails);
+       P2P test maintained iff PASSED, XFAIL or SKIPPED (FAILED, ERROR or absent: broken);
+       f2p = successes / |F2P|,  p2p = maintained / |P2P|  (1 when the list is empty);
+       FULL iff f2p == 1 and p2p == 1;  PARTIAL iff 0 < f2p < 1 and p2p == 1;  else NO.
+A run that times out or produces no parsable pytest output is NO with that error.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from lib.lm import sandbox
+from lib.swe_gym import instances as inst_lib
+from lib.swe_gym import runtime
+
+F2P_OK = ("PASSED", "XFAIL")
+P2P_OK = ("PASSED", "XFAIL", "SKIPPED")
+
+
+@dataclasses.dataclass
+class GradeReport:
+    instance_id: str
+    resolution: str                 # FULL | PARTIAL | NO
+    patch_applied: bool
+    error: str | None               # "patch apply failed", "tests timed out", ...
+    f2p_success: list[str]
+    f2p_failure: list[str]
+    p2p_success: list[str]
+    p2p_failure: list[str]
+    status: dict[str, str]
+    wall_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def resolved(self) -> bool:
+        return self.resolution == "FULL"
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["resolved"] = self.resolved
+        return d
+
+
+def resolution(status: dict[str, str], f2p: list[str], p2p: list[str]) -> dict:
+    """The SWE-bench rules of the module docstring on a status map."""
+    f_ok = [t for t in f2p if status.get(t) in F2P_OK]
+    f_bad = [t for t in f2p if status.get(t) not in F2P_OK]
+    p_ok = [t for t in p2p if status.get(t) in P2P_OK]
+    p_bad = [t for t in p2p if status.get(t) not in P2P_OK]
+    f_rate = len(f_ok) / len(f2p) if f2p else 1.0
+    p_rate = len(p_ok) / len(p2p) if p2p else 1.0
+    if f_rate == 1.0 and p_rate == 1.0:
+        res = "FULL"
+    elif 0.0 < f_rate < 1.0 and p_rate == 1.0:
+        res = "PARTIAL"
+    else:
+        res = "NO"
+    return {"resolution": res, "f2p_success": f_ok, "f2p_failure": f_bad,
+            "p2p_success": p_ok, "p2p_failure": p_bad}
+
+
+def test_targets(instance: dict) -> list[str]:
+    """Test files to run: those of the test patch and of every F2P/P2P id."""
+    files = [p for p in runtime.patch_files(instance["test_patch"]) if p.endswith(".py")]
+    for field in inst_lib.TEST_LISTS:
+        for t in inst_lib.test_list(instance, field):
+            f = t.split("::")[0]
+            if f not in files:
+                files.append(f)
+    return sorted(files)
+
+
+def grade(instance: dict, patch: str, store: str, *,
+          limits: sandbox.Limits = runtime.DEFAULT_LIMITS,
+          cache: runtime.TestCache | None = None) -> GradeReport:
+    """Grade `patch` on `instance` (module docstring); never raises for a bad patch."""
+    t0 = time.perf_counter()
+    f2p = inst_lib.test_list(instance, "FAIL_TO_PASS")
+    p2p = inst_lib.test_list(instance, "PASS_TO_PASS")
+    iid = instance["instance_id"]
+    with runtime.Workspace.checkout(store, instance["repo"], instance["base_commit"]) as ws:
+        ok, msg = ws.apply_patch(patch)
+        if not ok:
+            return GradeReport(iid, "NO", False, "patch apply failed", [], list(f2p), [],
+                               list(p2p), {}, time.perf_counter() - t0)
+        ws.reset_files(runtime.patch_files(instance["test_patch"]))
+        ok, msg = ws.apply_patch(instance["test_patch"])
+        if not ok:
+            raise ValueError(f"{iid}: the instance's test_patch does not apply to base_commit "
+                             f"({msg}); the instance is broken")
+        run = runtime.run_tests(ws.path, test_targets(instance), limits=limits, cache=cache)
+    if run.error:
+        return GradeReport(iid, "NO", True, run.error, [], list(f2p), [], list(p2p),
+                           run.status, time.perf_counter() - t0)
+    r = resolution(run.status, f2p, p2p)
+    return GradeReport(iid, r["resolution"], True, None, r["f2p_success"], r["f2p_failure"],
+                       r["p2p_success"], r["p2p_failure"], run.status,
+                       time.perf_counter() - t0, run.cached)

@@ -1,0 +1,140 @@
+"""Trajectory collection and rejection-sampling fine-tuning (filtered behaviour cloning).
+
+SWE-Gym §3: sample trajectories, keep only those whose patch the grader says resolves the
+instance, and fine-tune with the NLL of the assistant turns. The per-instance cap
+(Table 4; MoatlessTools) keeps at most `cap` resolved trajectories of each instance,
+preferring those with fewer LM calls (`cap=None`: keep all), which counters the bias
+towards easy instances that many rollouts of the same easy task would bring.
+
+    records = collect(instances, make_policy, store, rollouts=4, cache=cache)
+    kept = select(records, cap=2)
+    convs = conversations(kept, "lm_messages")      # the workspace LM's own view
+    export_chat_jsonl(path, kept)                    # full agent conversations + tools
+    params = finetune(cfg, tok, convs, base_params, workdir, ...)
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from lib.common import mesh as mesh_lib
+from lib.common import train_loop
+from lib.lm import sft
+from lib.lm.model import LMConfig
+from lib.lm.tokenizer import Tokenizer
+from lib.swe_gym import agent, grader, runtime
+
+
+def collect(instances: Sequence[dict], make_policy: Callable[[int, int], Any], store: str, *,
+            rollouts: int, caps: agent.Caps = agent.Caps(), cache: runtime.TestCache | None = None,
+            limits=runtime.DEFAULT_LIMITS, bash_cache: dict | None = None,
+            progress: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Roll out `make_policy(instance_index, rollout)` `rollouts` times on every instance and
+    grade each patch: [{instance_id, rollout, trajectory, grade, resolved}]."""
+    bash_cache = {} if bash_cache is None else bash_cache
+    grade_memo: dict = {}
+    out = []
+    total = len(instances) * rollouts
+    for i, inst in enumerate(instances):
+        for r in range(rollouts):
+            traj = agent.run_episode(inst, make_policy(i, r), store, caps, bash_cache)
+            key = (inst["instance_id"], traj.patch)
+            if key not in grade_memo:       # a patch seen before gets the same verdict
+                grade_memo[key] = grader.grade(inst, traj.patch, store, limits=limits, cache=cache)
+            rep = grade_memo[key]
+            out.append({"instance_id": inst["instance_id"], "rollout": r,
+                        "trajectory": traj.to_dict(), "grade": rep.to_dict(),
+                        "resolved": rep.resolved})
+            if progress:
+                progress(len(out), total)
+    return out
+
+
+def lm_calls(record: dict) -> int:
+    """Assistant turns of the LM's own conversation (else of the agent conversation)."""
+    t = record["trajectory"]
+    msgs = t["extra"].get("lm_messages") or t["messages"]
+    return sum(m["role"] == "assistant" for m in msgs)
+
+
+def select(records: Sequence[dict], cap: int | None) -> list[dict]:
+    """Resolved records, at most `cap` per instance (fewest LM calls first, then rollout)."""
+    if cap is not None and cap < 1:
+        raise ValueError(f"cap = {cap} must be >= 1 or None (no cap)")
+    by: dict[str, list[dict]] = {}
+    for r in records:
+        if r["resolved"]:
+            by.setdefault(r["instance_id"], []).append(r)
+    out = []
+    for iid in sorted(by):
+        ranked = sorted(by[iid], key=lambda r: (lm_calls(r), r["rollout"]))
+        out.extend(ranked if cap is None else ranked[:cap])
+    return out
+
+
+def conversations(records: Sequence[dict], view: str = "lm_messages") -> list[list[dict]]:
+    """The chat conversations of records: "lm_messages" (the workspace LM's compact view)
+    or "messages" (the full agent conversation)."""
+    if view not in ("lm_messages", "messages"):
+        raise ValueError(f"view = {view!r}; expected lm_messages or messages")
+    out = []
+    for r in records:
+        t = r["trajectory"]
+        msgs = t["extra"].get("lm_messages") if view == "lm_messages" else t["messages"]
+        if not msgs:
+            raise ValueError(f"{r['instance_id']}: the trajectory has no {view}")
+        out.append(msgs)
+    return out
+
+
+def export_chat_jsonl(path: str, records: Sequence[dict]) -> int:
+    """Resolved trajectories as chat JSONL (`{"messages": [...], "tools": [...]}`, the
+    OpenAI / torchtune / Unsloth form) for fine-tuning elsewhere; returns the count."""
+    n = 0
+    with open(path, "w") as f:
+        for r in records:
+            if not r["resolved"]:
+                continue
+            f.write(json.dumps({"messages": r["trajectory"]["messages"], "tools": agent.TOOLS,
+                                "instance_id": r["instance_id"]}) + "\n")
+            n += 1
+    return n
+
+
+def encode(tok: Tokenizer, convs: Sequence[Sequence[dict]], max_len: int) -> dict[str, np.ndarray]:
+    """Padded SFT arrays (`sft.pad_examples`) with loss on the assistant turns only."""
+    examples = [sft.encode_conversation(tok, c, max_len) for c in convs]
+    width = max(len(ids) for ids, _ in examples)
+    return sft.pad_examples(examples, width, tok.pad_id)
+
+
+def finetune(cfg: LMConfig, tok: Tokenizer, convs: Sequence[Sequence[dict]], base_params: Any,
+             workdir: str, *, epochs: int, min_steps: int, batch_size: int, lr: float,
+             seed: int, warmup_steps: int = 0, log_every: int = 10) -> tuple[Any, dict]:
+    """Fine-tune (or, with base_params None, train from scratch) on `convs` through
+    `lib.common.train_loop` (checkpoints in `workdir`, resumable). Steps =
+    max(min_steps, epochs * ceil(n / batch)); examples are repeated when n < batch."""
+    convs = list(convs)
+    if not convs:
+        raise ValueError("no conversations to train on")
+    reps = -(-batch_size // len(convs))
+    data = encode(tok, convs * reps, cfg.max_len)
+    n = len(data["tokens"])
+    steps = max(min_steps, epochs * -(-len(convs) // batch_size))
+    task = sft.make_task(cfg, data, batch_size=batch_size, lr=lr, num_steps=steps,
+                         warmup_steps=min(warmup_steps, steps // 4), weight_decay=0.01,
+                         seed=seed, base_params=base_params)
+    os.makedirs(workdir, exist_ok=True)
+    mesh = mesh_lib.make_mesh(1, 1)
+    loop = train_loop.LoopConfig(num_steps=steps, log_every=log_every,
+                                 checkpoint_every=max(steps, 1), keep_checkpoints=1, seed=seed)
+    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)
+    if result.preempted:
+        raise KeyboardInterrupt("training preempted; rerun to resume")
+    return jax.device_get(result.state["params"]), {"steps": steps, "examples": len(convs),
+                                                     "rows": n}
