@@ -1,0 +1,18 @@
+"""JETTS: judges as evaluators for test-time scaling (Zhou, Xu et al., ICML 2025).
+
+    pools.py          Query / Response / Pool / Tree: stored, reusable generator outputs (JSON)
+    judges.py         one `Judge` interface: prompted (Likert, additive, pairwise + critique)
+                      for any `lib.lm.client.LanguageModel`, prompt formats and parsers,
+                      parse-failure accounting; simulated and oracle judges
+    reward_models.py  trained outcome / process reward models on the workspace LM (JAX)
+    protocols.py      reranking (Likert, additive, round-robin, knockout), step-level beam
+                      search over precomputed trees, critique-based refinement + final rerank
+    generators.py     response pools (1 greedy + 9 sampled) and beam-search trees from a model
+    metrics.py        top-1, greedy / oracle / random baselines, normalized helpfulness,
+                      bootstrap CIs, position-bias and consistency reports
+    domains/          arithmetic (exact first wrong step), HumanEval (sandbox-graded),
+                      instruction following (programmatic checkers)
+    local_training.py chat data teaching the small LM to solve, refine and judge arithmetic
+    report.py         markdown tables and plots of a run's results.json
+    config_schema.py  what a configs/jetts config may hold
+"""

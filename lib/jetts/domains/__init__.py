@@ -1,0 +1,2 @@
+"""JETTS domains that run offline: arithmetic (exact step labels), HumanEval (sandbox-graded
+code), instruction following (programmatic checkers)."""

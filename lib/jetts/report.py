@@ -1,0 +1,139 @@
+"""Markdown tables and plots of a JETTS run's results.json (train.py and tools/jetts_results.py)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from lib.common import plotting
+from lib.common.report import cell
+
+
+def _ci(c) -> str:
+    return "—" if c is None or any(np.isnan(c)) else f"[{c[0]:.2f}, {c[1]:.2f}]"
+
+
+def _table(rows: dict, *, accuracy: bool = True) -> str:
+    head = ("| judge / method | top-1 | 95 % CI | greedy | oracle | random | helpfulness H | H 95 % CI"
+            + (" | judge pair acc." if accuracy else "") + " | calls | parse failures |")
+    sep = "|" + "---|" * (head.count("|") - 1)
+    lines = [head, sep]
+    for k, v in rows.items():
+        acc = f" | {cell(v.get('judge_accuracy'), 3, 'f')}" if accuracy else ""
+        lines.append(f"| {k} | {v['top1']:.1f} | {_ci(v['top1_ci'])} | {v['greedy']:.1f} | "
+                     f"{v['oracle']:.1f} | {v['random']:.1f} | {cell(v['helpfulness'], 3, 'f')} | "
+                     f"{_ci(v['helpfulness_ci'])}{acc} | {v['calls']} | {v['parse_failures']} |")
+    return "\n".join(lines)
+
+
+def _bias(rows: dict) -> str:
+    lines = ["| judge / method | verdicts | first-position win rate | consistency (both orders) "
+             "| longer wins |", "|---|---|---|---|---|"]
+    for k, v in rows.items():
+        b = v.get("bias")
+        if b:
+            lines.append(f"| {k} | {b['verdicts']} | {cell(b['first_win_rate'], 3, 'f')} | "
+                         f"{cell(b['consistency'], 3, 'f')} | {cell(b['longer_win_rate'], 3, 'f')} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def results_markdown(results: dict) -> str:
+    out = []
+    tr = results.get("training", {})
+    if tr:
+        parts = [f"{k}: {v['steps']} steps" + (f" (restored from an earlier invocation)"
+                                               if v.get("resumed_from") == v["steps"]
+                                               else f" in {v['wall_s']:.0f} s")
+                 for k, v in tr.items()]
+        out.append("Training: " + "; ".join(parts) + ".")
+    for dom, d in results["domains"].items():
+        out.append(f"\n**{dom}**")
+        if "generator" in d:
+            g = d["generator"]
+            out.append(f"Generator: greedy accuracy {g['greedy_accuracy']:.2f}, sampled "
+                       f"{cell(g['sample_accuracy'], 2, 'f')}, best of pool "
+                       f"{g['pool_oracle']:.2f}; trees: {g['tree_leaves']} leaves, greedy leaf "
+                       f"{g['tree_greedy']:.2f}, best leaf {g['tree_oracle']:.2f}.")
+        if "pools" in d:
+            p = d["pools"]
+            out.append(f"Pools: {p['queries']} queries × {p['mean_pool']:.1f} candidates; "
+                       f"greedy (position 0) {p['greedy']:.2f}, best {p['oracle']:.2f}, "
+                       f"random {p['random']:.2f}.")
+        out += ["", "Reranking (top-1 score × 100):", "", _table(d["rerank"])]
+        if "beam" in d:
+            out += ["", "Step-level beam search (final leaf correct × 100):", "",
+                    _table(d["beam"], accuracy=False)]
+        if "refine" in d:
+            rf = d["refine"]
+            out += ["", "Critique-based refinement (prompted judge, the generator refines; H "
+                    "against the pool's best):", "",
+                    "| mode | top-1 | greedy | H | mean revisions | stop reasons | refiner "
+                    "parse failures | judge parse failures |", "|---|---|---|---|---|---|---|---|"]
+            for mode in ("single", "pairwise"):
+                v = rf[mode]
+                out.append(f"| {mode} | {v['top1']:.1f} | {v['greedy']:.1f} | "
+                           f"{cell(v['helpfulness'], 3, 'f')} | {v['mean_iterations']:.2f} | "
+                           f"{v['stop_reasons']} | {v['refiner_parse_failures']} | "
+                           f"{v['judge_parse_failures']} |")
+            v = rf["rerank_same_queries"]
+            out.append(f"| rerank (Likert), same queries | {v['top1']:.1f} | {v['greedy']:.1f} | "
+                       f"{cell(v['helpfulness'], 3, 'f')} | — | — | — | {v['parse_failures']} |")
+        b = _bias(d["rerank"])
+        if b:
+            out += ["", "Pairwise bias report (reranking verdicts):", "", b]
+        if "position_study" in d:
+            ps = d["position_study"]
+            out += ["", "Position study (simulated judge, pools shuffled; slope of the round-robin "
+                    "total per position step):", "", "| orders | slope | 95 % CI | first-position win rate |",
+                    "|---|---|---|---|"]
+            for k in ("one_order", "both_orders"):
+                v = ps[k]
+                out.append(f"| {k.replace('_', ' ')} | {v['slope']:.3f} | {_ci(v['slope_ci'])} | "
+                           f"{v['first_win_rate']:.3f} |")
+    t = results.get("targets", {})
+    if t:
+        out += ["", "Targets:", ""]
+        if "prm_beats_orm_and_judges_in_beam" in t:
+            v = t["prm_beats_orm_and_judges_in_beam"]
+            riv = ", ".join(f"{k} {x:.1f}" for k, x in v["rivals"].items())
+            out.append(f"* PRM beats ORM and prompted judges in beam search: PRM {v['prm']:.1f} vs "
+                       f"{riv}: **{'MET' if v['met'] else 'MISSED'}**")
+        if "better_than_chance_rerank_beats_greedy" in t:
+            v = t["better_than_chance_rerank_beats_greedy"]
+            worse = [k for k, x in v["judges"].items() if x["top1"] <= x["greedy"]]
+            out.append(f"* reranking with every better-than-chance judge beats greedy "
+                       f"({len(v['judges'])} judge/method pairs with pair accuracy > 0.5"
+                       f"{'; not beating greedy: ' + ', '.join(worse) if worse else ''}): "
+                       f"**{'MET' if v['met'] else 'MISSED'}**")
+        if "position_bias_cancelled" in t:
+            v = t["position_bias_cancelled"]
+            out.append(f"* simulated position bias cancelled by both-order round robin (slope "
+                       f"{v['one_order_slope']:.3f} with one order, {v['both_orders_slope']:.3f} "
+                       f"with both): **{'MET' if v['met'] else 'MISSED'}**")
+    out.append(f"\nMeasured on {results.get('machine', '?')} in {results.get('wall_s', 0):.0f} s.")
+    return "\n".join(out)
+
+
+def plots(results: dict, directory: str) -> list[str]:
+    """One bar chart of normalized helpfulness (with CIs) per domain and protocol."""
+    import matplotlib.pyplot as plt
+    paths = []
+    for dom, d in results["domains"].items():
+        for proto in ("rerank", "beam"):
+            rows = d.get(proto)
+            if not rows:
+                continue
+            keys = list(rows)
+            h = np.array([rows[k]["helpfulness"] for k in keys], float)
+            ci = np.array([rows[k]["helpfulness_ci"] for k in keys], float)
+            err = np.abs(np.stack([h - ci[:, 0], ci[:, 1] - h]))
+            fig, ax = plt.subplots(figsize=(7, 0.3 * len(keys) + 1.5))
+            ax.barh(np.arange(len(keys)), np.nan_to_num(h), xerr=np.nan_to_num(err), capsize=2)
+            ax.set_yticks(np.arange(len(keys)), keys, fontsize=7)
+            ax.axvline(0, color="gray", lw=1)
+            ax.axvline(1, color="gray", lw=1, ls="--")
+            ax.set(xlabel="normalized helpfulness (0 = greedy, 1 = oracle)",
+                   title=f"{dom}: {'reranking' if proto == 'rerank' else 'beam search'}")
+            ax.invert_yaxis()
+            paths.append(plotting.save(fig, os.path.join(directory, f"{dom}_{proto}.png")))
+    return paths
