@@ -1,0 +1,103 @@
+"""What a SketchDNN experiment config may hold, and the checks run before any compute.
+
+Blocks: `train`/`mesh` (harness; `train.num_steps` is the step count of every diffusion
+model), `data` (generator or SketchGraphs file, slot count, sizes), `diffusion` (T, loss
+weighting, sampling steps, NLL quantisation), `model` (denoiser size), `optim`, `runs`
+(which models to train and compare), `eval` (samples, encoder, metrics), `tag`, `seed`.
+"""
+from __future__ import annotations
+
+import ml_collections
+
+from lib.common import config as config_lib
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Names, Rule, Str
+from lib.sketchdnn.generator import FAMILIES, FAMILY_SIZES
+
+# run name -> (label process, positional encoding)
+RUNS = {"gaussian_softmax": ("gaussian_softmax", False),
+        "onehot_gaussian": ("onehot_gaussian", False),
+        "d3pm": ("d3pm", False),
+        "gaussian_softmax_pe": ("gaussian_softmax", True)}
+
+SCHEMA: dict[str, Rule] = {
+    **config_lib.TRAIN_SCHEMA,
+    **config_lib.MESH_SCHEMA,
+    "tag": Str(allow_empty=False),
+    "seed": Int(lo=0),
+    "runs": Names(tuple(RUNS)),
+    "data.source": Choice(("generator", "sketchgraphs")),
+    "data.sketchgraphs_path": Str(),
+    "data.num_slots": Int(lo=1, hi=64),
+    "data.min_primitives": Int(lo=1),
+    "data.max_primitives": Int(lo=1),
+    "data.families": Names(tuple(FAMILIES)),
+    "data.num_train": Int(lo=1),
+    "data.num_test": Int(lo=2),
+    "diffusion.num_steps": Int(lo=2),
+    "diffusion.low_t_max": Int(lo=0),
+    "diffusion.low_t_weight": Float(lo=0.0),
+    "diffusion.sample_steps": Int(lo=1),
+    "diffusion.nll_bins": Int(lo=2),
+    "model.width": Int(lo=1),
+    "model.depth": Int(lo=1),
+    "model.heads": Int(lo=1),
+    "model.mlp_ratio": Int(lo=1),
+    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.warmup_steps": Int(lo=0),
+    "optim.schedule": Choice(("cosine", "constant")),
+    "optim.grad_clip": Float(lo=0.0, lo_open=True),
+    "optim.ema_decay": Float(lo=0.0, hi=1.0, hi_open=True),
+    "optim.batch_size": Int(lo=1),
+    "eval.num_samples": Int(lo=2),
+    "eval.sample_batch": Int(lo=1),
+    "eval.nll_repeats": Int(lo=1),
+    "eval.knn_k": Int(lo=1),
+    "eval.raster_res": Int(lo=8, hi=256),
+    "eval.encoder_steps": Int(lo=1),
+    "eval.encoder_batch": Int(lo=1),
+    "eval.grid_samples": Int(lo=1),
+    "eval.endpoint_eps": Float(lo=0.0, lo_open=True),
+    "eval.plot": Bool(),
+}
+
+
+def _check_cross(c: ml_collections.ConfigDict) -> None:
+    d = c.data
+
+    def bad(key, value, why):
+        raise ConfigError(f"config key '{key}' = {value!r} is not allowed; {why}")
+
+    if not d.min_primitives <= d.max_primitives <= d.num_slots:
+        bad("data.max_primitives", d.max_primitives,
+            f"need data.min_primitives ({d.min_primitives}) <= data.max_primitives <= "
+            f"data.num_slots ({d.num_slots})")
+    if d.source == "generator":
+        for fam in d.families:
+            lo, hi = FAMILY_SIZES[fam]
+            if lo > d.max_primitives or hi < d.min_primitives:
+                bad("data.families", fam, f"it makes {lo}..{hi} primitives, outside "
+                    f"data.min_primitives..max_primitives = {d.min_primitives}..{d.max_primitives}")
+    elif not d.sketchgraphs_path:
+        bad("data.sketchgraphs_path", d.sketchgraphs_path,
+            "data.source = 'sketchgraphs' needs the path of a SketchGraphs sequence file")
+    T = c.diffusion.num_steps
+    if c.diffusion.low_t_max > T:
+        bad("diffusion.low_t_max", c.diffusion.low_t_max, f"it must be <= diffusion.num_steps = {T}")
+    if c.diffusion.sample_steps > T:
+        bad("diffusion.sample_steps", c.diffusion.sample_steps,
+            f"it must be <= diffusion.num_steps = {T}")
+    if c.model.width % c.model.heads:
+        bad("model.heads", c.model.heads, f"it must divide model.width = {c.model.width}")
+    if c.model.width % 2:
+        bad("model.width", c.model.width, "it must be even (sinusoidal encodings)")
+    if min(c.eval.num_samples, d.num_test) <= c.eval.knn_k:
+        bad("eval.knn_k", c.eval.knn_k, "eval.num_samples and data.num_test must exceed it")
+    if c.optim.batch_size > d.num_train:
+        bad("optim.batch_size", c.optim.batch_size, f"it exceeds data.num_train = {d.num_train}")
+    if not c.runs:
+        bad("runs", c.runs, "name at least one model")
+
+
+def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))

@@ -1,0 +1,81 @@
+"""SketchDNN results: the issue's targets and the markdown tables (from results.json).
+
+Targets (issue 21):
+    fd_beats_baselines    FD(Gaussian-Softmax) < FD(one-hot Gaussian) and < FD(D3PM)
+    nll_beats_baselines   NLL bound(Gaussian-Softmax) < both baselines' bounds
+    pe_does_worse         the positional-encoding ablation has a higher FD and NLL bound
+Each is {"met": bool, ...numbers} or None when a needed run is missing.
+"""
+from __future__ import annotations
+
+from lib.common.report import cell
+
+GS, BASELINES, PE = "gaussian_softmax", ("onehot_gaussian", "d3pm"), "gaussian_softmax_pe"
+LABELS = {"gaussian_softmax": "Gaussian-Softmax (SketchDNN)",
+          "onehot_gaussian": "one-hot Gaussian labels", "d3pm": "D3PM labels",
+          "gaussian_softmax_pe": "Gaussian-Softmax + positional enc."}
+
+
+def targets(results: dict) -> dict:
+    runs = results["runs"]
+    out: dict = {"fd_beats_baselines": None, "nll_beats_baselines": None, "pe_does_worse": None}
+    if GS not in runs:
+        return out
+    gs = runs[GS]
+    if all(b in runs for b in BASELINES):
+        out["fd_beats_baselines"] = {
+            "met": all(gs["fd"] < runs[b]["fd"] for b in BASELINES),
+            "fd": {r: runs[r]["fd"] for r in (GS, *BASELINES)}}
+        out["nll_beats_baselines"] = {
+            "met": all(gs["nll"]["total"] < runs[b]["nll"]["total"] for b in BASELINES),
+            "nll_bits": {r: runs[r]["nll"]["total"] for r in (GS, *BASELINES)}}
+    if PE in runs:
+        pe = runs[PE]
+        out["pe_does_worse"] = {
+            "met": pe["fd"] > gs["fd"] and pe["nll"]["total"] > gs["nll"]["total"],
+            "fd": {GS: gs["fd"], PE: pe["fd"]},
+            "nll_bits": {GS: gs["nll"]["total"], PE: pe["nll"]["total"]}}
+    return out
+
+
+def _met(t) -> str:
+    if t is None:
+        return "not run"
+    return "**MET**" if t["met"] else "**MISSED**"
+
+
+def markdown(results: dict) -> str:
+    ref = results["reference"]
+    lines = [
+        ("| model | FD ↓ | precision ↑ | recall ↑ | NLL bound, bits/sketch ↓ | prior / diffusion / "
+         "reconstruction | dangling ends ↓ | closed profiles ↑ | type TV ↓ | count TV ↓ | "
+         "repaired prims | params |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        (f"| held-out data (floor) | {cell(ref['fd'])} | {cell(ref['precision'])} | "
+         f"{cell(ref['recall'])} | — | — | {cell(ref['validity']['dangling_fraction'])} | "
+         f"{cell(ref['validity']['closed_rate'])} | {cell(ref['type_tv'])} | "
+         f"{cell(ref['count_tv'])} | — | — |")]
+    for run, r in results["runs"].items():
+        n, v = r["nll"], r["validity"]
+        lines.append(
+            f"| {LABELS.get(run, run)} | {cell(r['fd'])} | {cell(r['precision'])} | "
+            f"{cell(r['recall'])} | {n['total']:.2f} ± {n['total_se']:.2f} | "
+            f"{n['prior']:.2f} / {n['diffusion']:.2f} / {n['reconstruction']:.2f} | "
+            f"{cell(v['dangling_fraction'])} | {cell(v['closed_rate'])} | {cell(r['type_tv'])} | "
+            f"{cell(r['count_tv'])} | {cell(r['repaired_fraction'])} | "
+            f"{r['train']['num_params']:,} |")
+    t = results["targets"]
+    lines += ["", "| target | result |", "|---|---|",
+              (f"| Gaussian-Softmax beats one-hot Gaussian and D3PM on FD | "
+               f"{_met(t['fd_beats_baselines'])} |"),
+              (f"| Gaussian-Softmax beats one-hot Gaussian and D3PM on the NLL bound | "
+               f"{_met(t['nll_beats_baselines'])} |"),
+              (f"| positional-encoding ablation does worse (FD and NLL) | "
+               f"{_met(t['pe_does_worse'])} |")]
+    lines += ["", (f"Metric encoder test accuracy {results['encoder_test_accuracy']:.3f}; "
+                   f"FD/precision/recall against {results['data']['num_test']} held-out sketches "
+                   f"with {results['budget']['num_samples']} samples per model "
+                   f"({results['budget']['sample_steps']} of T = "
+                   f"{results['budget']['diffusion_steps']} reverse steps); NLL bound over the "
+                   f"held-out set (± one standard error).")]
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""`lib.common.train_loop.Task`s: the diffusion denoiser and the metric sketch encoder.
+
+Diffusion state: {"params", "opt_state", "ema", "step"}; Adam with linear warm-up and cosine
+decay, or a constant rate (the paper: constant 1e-4), global-norm clipping, an EMA of the
+parameters (decay 0: EMA = params).
+Batches are rows of a fixed training array drawn by a step-seeded generator, so a resumed
+run sees the same batches as an uninterrupted one.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from lib.common import train_loop
+from lib.sketchdnn import loss as loss_lib
+from lib.sketchdnn.diffusion import Process
+from lib.sketchdnn.metrics import SketchEncoder
+
+
+def make_optimizer(lr: float, num_steps: int, warmup: int, grad_clip: float,
+                   constant: bool = False):
+    if constant:
+        schedule = optax.constant_schedule(lr)
+    else:
+        warmup = min(warmup, max(num_steps - 1, 0))
+        schedule = optax.warmup_cosine_decay_schedule(0.0, lr, max(warmup, 1),
+                                                      max(num_steps, 2), end_value=0.1 * lr)
+    return optax.chain(optax.clip_by_global_norm(grad_clip), optax.adam(schedule))
+
+
+def row_batch(data: np.ndarray, seed: int, step: int, batch: int, salt: int = 0) -> np.ndarray:
+    idx = np.random.default_rng([seed, salt, step]).integers(0, len(data), batch)
+    return data[idx]
+
+
+def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: int, lr: float,
+                   num_steps: int, warmup: int, grad_clip: float, ema_decay: float,
+                   low_t_max: int, low_t_weight: float, seed: int,
+                   constant_lr: bool = False) -> train_loop.Task:
+    """Task training `model` (a `denoiser.SketchDenoiser`) on x_train (N, S, 21)."""
+    opt = make_optimizer(lr, num_steps, warmup, grad_clip, constant_lr)
+    example = jnp.asarray(x_train[:1])
+
+    def init_state(key):
+        params = model.init(key, example, jnp.ones((1,), jnp.int32))
+        return {"params": params, "opt_state": opt.init(params), "ema": params,
+                "step": jnp.int32(0)}
+
+    def train_step(state, batch, key):
+        def objective(params):
+            return loss_lib.training_loss(process, lambda x, t: model.apply(params, x, t),
+                                          batch["x"], key, low_t_max=low_t_max,
+                                          low_t_weight=low_t_weight)
+
+        (value, parts), grads = jax.value_and_grad(objective, has_aux=True)(state["params"])
+        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
+        params = optax.apply_updates(state["params"], updates)
+        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], params)
+        return ({"params": params, "opt_state": opt_state, "ema": ema, "step": state["step"] + 1},
+                {"loss": value, **parts, "grad_norm": optax.tree.norm(grads)})
+
+    def batch_fn(step, rows):
+        return {"x": row_batch(x_train, seed, step, batch_size)[rows]}
+
+    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
+
+
+def encoder_task(encoder: SketchEncoder, images: np.ndarray, labels: np.ndarray, *,
+                 batch_size: int, seed: int, lr: float = 1e-3) -> train_loop.Task:
+    """Task training the metric encoder to classify rasters (N, R, R) into `labels`."""
+    opt = optax.adam(lr)
+
+    def init_state(key):
+        params = encoder.init(key, jnp.asarray(images[:1]))
+        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+
+    def train_step(state, batch, key):
+        del key
+
+        def objective(p):
+            logits = encoder.apply(p, batch["x"])
+            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
+
+        value, grads = jax.value_and_grad(objective)(state["params"])
+        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
+        return ({"params": optax.apply_updates(state["params"], updates),
+                 "opt_state": opt_state, "step": state["step"] + 1}, {"loss": value})
+
+    def batch_fn(step, rows):
+        idx = np.random.default_rng([seed, 17, step]).integers(0, len(images), batch_size)
+        return {"x": images[idx][rows], "y": labels[idx][rows]}
+
+    return train_loop.Task(init_state, train_step, batch_fn, batch_size)

@@ -1,0 +1,92 @@
+"""Training loss weighting and the NLL bound: a known label distribution gives its entropy."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lib.sketchdnn import baselines, diffusion, loss
+from lib.sketchdnn import sketch as sk
+
+P = jnp.array([0.4, 0.3, 0.15, 0.1, 0.05])
+ENTROPY_BITS = float(-(P * jnp.log2(P)).sum())         # 2.0087
+T = 400
+
+
+def _exact_posterior(kind, ab):
+    """p(y | x_t) of labels y ~ P under each process (Bayes with the forward marginal)."""
+    d = len(P)
+    if kind == "gaussian_softmax":
+        k = float(ab[1])
+        gap = np.log(k + (1 - k) / d) - np.log((1 - k) / d)
+        abd = jnp.asarray(diffusion.discrete_alpha_bar(ab, d, k), jnp.float32)
+
+        def post(x, t):      # log-likelihood ∝ √ᾱ·gap·l_t[y]/(1−ᾱ), l_t = log x_t + const
+            a = abd[t][..., None]
+            return jax.nn.softmax(jnp.log(P) + jnp.sqrt(a) * gap * jnp.log(x) / (1 - a), -1)
+        return diffusion.gaussian_softmax_process(d, ab), post
+    if kind == "onehot_gaussian":
+        abc = jnp.asarray(ab, jnp.float32)
+
+        def post(x, t):
+            a = abc[t][..., None]
+            return jax.nn.softmax(jnp.log(P) + 2 * jnp.sqrt(a) * x / (1 - a), -1)
+        return baselines.onehot_gaussian_process(d, ab), post
+    keep = jnp.asarray(baselines.d3pm_keep(ab), jnp.float32)
+
+    def post(x, t):
+        w = P * (keep[t][..., None] * x + (1 - keep[t][..., None]) / d)
+        return w / jnp.sum(w, -1, keepdims=True)
+    return baselines.d3pm_process(d, ab), post
+
+
+@pytest.mark.parametrize("kind", diffusion.PROCESSES)
+def test_nll_bound_of_a_known_label_distribution_is_close_to_its_entropy(kind):
+    ab = diffusion.cosine_alpha_bar(T)
+    block, post = _exact_posterior(kind, ab)
+    t = jnp.tile(jnp.arange(2, T + 1), 40)             # every step, stratified
+    y = jax.random.categorical(jax.random.key(1), jnp.log(P), shape=t.shape)
+
+    @jax.jit
+    def bits(key):
+        onehot = jax.nn.one_hot(y, len(P))
+        exact = loss.label_bound(block, T, onehot, post, key, t)
+        # a model that ignores x_t (p̂ = uniform) pays far more than the entropy
+        blind = loss.label_bound(block, T, onehot, lambda x, tt: jnp.full(x.shape, 0.2), key, t)
+        return ({k: jnp.mean(v) / np.log(2) for k, v in exact.items()},
+                sum(jnp.mean(v) for v in blind.values()) / np.log(2))
+
+    terms, blind = bits(jax.random.key(2))
+    total = sum(float(v) for v in terms.values())
+    assert ENTROPY_BITS - 0.03 < total < ENTROPY_BITS + 0.12, terms
+    assert float(blind) > total + 1.0
+
+
+def test_discretized_gaussian_sums_to_one_over_the_bins():
+    bins = 256
+    centres = (jnp.arange(-400, 400) + 0.5) * (2.0 / bins)
+    logp_fn = jax.jit(lambda x, m: loss.discretized_gaussian_log_prob(x, m, 0.01, bins))
+    logp = logp_fn(centres, 0.013)
+    assert float(jnp.sum(jnp.exp(logp))) == pytest.approx(1.0, abs=1e-5)
+    far = logp_fn(jnp.array([0.9, -0.9]), 0.0)
+    assert bool(jnp.all(jnp.isfinite(far))) and float(far[0]) < -1000     # stable in the tail
+    q = loss.quantize(jnp.array([[0.1234, -0.999, 0.5]]), jnp.array([[1.0, 1.0, 0.0]]), bins)
+    np.testing.assert_allclose(q, [[(np.floor(1.1234 * 128) + 0.5) / 128 - 1, -1 + 1 / 256, 0]],
+                               atol=1e-6)
+
+
+def test_training_loss_parts_and_low_t_weight():
+    proc = diffusion.make_process("gaussian_softmax", 20)
+    x0 = jnp.asarray(np.stack([sk.encode((sk.Primitive("line", (0, 0, 1, 1)),
+                                          sk.Primitive("point", (0.5, -0.5))), 3)] * 4))
+
+    def perfect(x, t):       # knows x₀: labels as confident logits, parameters exact
+        return jnp.concatenate([20 * x0[..., :7] - 10, x0[..., 7:] + 0.1], -1)
+
+    f = jax.jit(lambda lo: loss.training_loss(proc, perfect, x0, jax.random.key(0),
+                                              low_t_max=lo, low_t_weight=16.0))
+    value, parts = f(0)
+    assert float(parts["ce_type"]) < 1e-6 and float(parts["ce_flag"]) < 1e-6
+    assert float(parts["mse"]) == pytest.approx(0.01, rel=1e-4)          # only active columns
+    _, weighted = f(20)                                                  # every t is "low"
+    assert float(weighted["mse"]) == pytest.approx(0.16, rel=1e-4)
+    assert float(value) == pytest.approx(float(sum(parts.values())), rel=1e-6)
