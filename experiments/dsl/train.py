@@ -1,0 +1,121 @@
+"""Deep Sturm–Liouville vs a matched-parameter MLP: accuracy, low-data sweep, 2-D toy.
+
+`train_and_evaluate(config, workdir)` is the whole experiment; `main.py` only parses flags.
+
+    config -> validate -> load every data set, scaled into Ω (before any training)
+    -> for each data set: replicas = (training fraction × seed), each with its own stratified
+       subsample of the training rows; for model in (dsl, mlp):
+         all replicas trained at once: one jitted step vmapped over replicas
+         (lib.common.train_loop: checkpoints, resume, metrics.jsonl per run, per-fraction
+         loss/accuracy curves) -> test accuracy of every replica
+    -> 2-D toy (two moons): one DSL trained, its field lines, eigenfunctions and decision
+       function plotted
+    -> accuracy table, targets, plots -> results.json, results.md, plots/
+
+The MLP has `mlp.depth` equal hidden layers whose width makes its parameter count closest to
+the DSL's on that data set. Both models see the same batches, steps and optimiser (AdamW).
+Rerunning the same command resumes unfinished runs and re-evaluates finished ones.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+
+import numpy as np
+from absl import logging
+
+from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
+from lib.common import train_loop, workdir as wd
+from lib.dsl import config_schema, data as data_lib, report, toy
+from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, frac_label,
+                              make_plan, make_task, predict)
+
+validate = config_schema.validate
+
+
+def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind: str
+              ) -> tuple[dict | None, bool]:
+    """Train (or resume) every replica of one model on one data set; (summary, preempted)."""
+    model = Model(kind, config, ds.dim, ds.num_classes)
+    run_dir = os.path.join(workdir, "runs", ds.name, kind)
+    os.makedirs(run_dir, exist_ok=True)
+    batch = effective_batch(config.optim.batch_size, mesh.shape[mesh_lib.DATA])
+    seed = config.train.seed + 7919 * config.seed
+    lr = config.optim.lr_dsl if kind == "dsl" else config.optim.lr_mlp
+    task = make_task(model, ds, plan, lr, config.optim.weight_decay, batch, seed,
+                     config.optim.clip)
+    loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
+    t0 = time.time()
+    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
+    if result.preempted:
+        return None, True
+    params = result.state["params"]
+    logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
+    acc = np.mean(np.argmax(logits, -1) == ds.y_test[None], axis=1)     # (R,)
+    by_fraction = {}
+    for g, f in enumerate(plan.fractions):
+        a = acc[plan.group == g]
+        by_fraction[frac_label(f)] = {
+            "fraction": f, "n_train": int(plan.sizes[plan.group == g][0]),
+            "acc": float(a.mean()), "acc_sd": float(a.std(ddof=1)) if a.size > 1 else 0.0,
+            "acc_per_seed": a.tolist()}
+    summary = {"num_params": model.num_params, "steps": result.step, "batch": batch,
+               "train_s": time.time() - t0, "by_fraction": by_fraction}
+    if kind == "mlp":
+        summary["width"] = model.width
+    else:
+        summary["lines"] = lines
+    logging.info("%s/%s: %s", ds.name, kind,
+                 {k: round(v["acc"], 4) for k, v in by_fraction.items()})
+    return summary, False
+
+
+def train_and_evaluate(config, workdir: str) -> dict | None:
+    validate(config)
+    dsl_config(config.model).check()
+    t0 = time.time()
+    m = config.model
+    datasets = [data_lib.load(name, config.data, domain=m.domain, radius=m.radius,
+                              seed=config.seed) for name in config.datasets]
+    mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
+    primary = mesh_lib.is_primary()
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    results: dict = {"datasets": {}}
+    plot_dir = os.path.join(workdir, wd.PLOTS)
+    for ds in datasets:
+        plan = make_plan(ds.y_train, config.data.fractions, config.data.num_seeds,
+                         config.data.min_per_class, config.seed)
+        entry = {"n_train": len(ds.x_train), "n_test": len(ds.x_test), "dim": ds.dim,
+                 "num_classes": ds.num_classes, "models": {}}
+        for kind in MODELS:
+            summary, preempted = run_model(config, workdir, mesh, ds, plan, kind)
+            if preempted:
+                logging.warning("preempted; rerun the same command to resume")
+                return None
+            entry["models"][kind] = summary
+        results["datasets"][ds.name] = entry
+        if primary and config.eval.plots:
+            report.curve_plots(workdir, ds.name, plan.fractions, entry, plot_dir)
+        if primary:   # partial results after every data set (complete = False until the end)
+            wd.write_json_atomic(os.path.join(workdir, wd.RESULTS),
+                                 {**results, "complete": False, "wall_s": time.time() - t0,
+                                  "machine": common_report.machine()})
+    if config.toy.enabled:
+        toy_out = toy.run(config, workdir, mesh, dsl_config(config.model),
+                          plot_dir if (primary and config.eval.plots) else None)
+        if toy_out is None:
+            return None
+        results["toy"] = toy_out
+    results["targets"] = report.targets(results)
+    results["machine"] = common_report.machine()
+    results["wall_s"] = time.time() - t0
+    results["complete"] = True
+    if primary:
+        if config.eval.plots and results["datasets"]:
+            report.sample_efficiency_plot(results, os.path.join(plot_dir,
+                                                                "sample_efficiency.png"))
+        wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
+        with open(os.path.join(workdir, "results.md"), "w") as f:
+            f.write(report.tables(results) + "\n")
+    return results

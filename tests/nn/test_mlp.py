@@ -1,0 +1,27 @@
+"""lib/nn/mlp.py: parameter count matches Flax's, zero-scaled output starts constant, budget width."""
+import jax
+import jax.numpy as jnp
+import pytest
+
+from lib.nn.mlp import MLP, num_params, width_for_budget
+
+
+def test_mlp_count_shape_and_zero_output_init():
+    mlp = MLP(widths=(7, 5), out=3, activation="tanh")
+    x = jax.random.normal(jax.random.key(0), (4, 6))
+    params = mlp.init(jax.random.key(1), x)
+    assert mlp.apply(params, x).shape == (4, 3)
+    assert sum(a.size for a in jax.tree.leaves(params)) == num_params(6, (7, 5), 3) == 107   # 6·7+7 + 7·5+5 + 5·3+3
+    flat = MLP(widths=(7,), out=2, out_scale=0.0)
+    p0 = flat.init(jax.random.key(2), x)
+    y = flat.apply(p0, x)
+    assert jnp.allclose(y, y[:1]) and jnp.allclose(y, 0.0)
+
+
+def test_width_for_budget_and_errors():
+    w = width_for_budget(num_params(10, (33, 33), 4), 10, 4, depth=2)
+    assert w == 33
+    with pytest.raises(ValueError, match="depth"):
+        width_for_budget(100, 3, 1, depth=0)
+    with pytest.raises(ValueError, match="activation"):
+        MLP(widths=(3,), out=1, activation="nope").init(jax.random.key(0), jnp.ones((1, 2)))
