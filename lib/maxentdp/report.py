@@ -1,0 +1,114 @@
+"""Targets, tables and plots of a MaxEntDP run (`results.json` -> markdown and PNGs)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from lib.common import plotting
+from lib.common.report import cell
+
+
+def targets(runs: dict) -> dict:
+    """The issue's targets from the runs: multi-goal coverage and final returns."""
+    out = {}
+    mg_d, mg_s = runs.get("multigoal_maxentdp"), runs.get("multigoal_sac")
+    if mg_d and mg_s:
+        d = mg_d["multigoal"]["stochastic"]["distinct_goals"]
+        s = mg_s["multigoal"]["stochastic"]["distinct_goals"]
+        out["multigoal_all_goals"] = {
+            "maxentdp_distinct_goals": d, "sac_distinct_goals": s,
+            "rule": "every MaxEntDP seed reaches all 4 goals and SAC reaches fewer on average",
+            "met": bool(min(d) == 4 and np.mean(s) < 4)}
+    envs = sorted({r["env"] for r in runs.values()} - {"multigoal"})
+    for env in envs:
+        d, s = runs.get(f"{env}_maxentdp"), runs.get(f"{env}_sac")
+        if not (d and s):
+            continue
+        spread = max(d["final_return_std"], s["final_return_std"])
+        out[f"{env}_final_return"] = {
+            "maxentdp": d["final_return_mean"], "sac": s["final_return_mean"], "spread": spread,
+            "rule": "MaxEntDP mean >= SAC mean - max(seed std of either)",
+            "met": bool(d["final_return_mean"] >= s["final_return_mean"] - spread)}
+    return out
+
+
+def tables(results: dict) -> str:
+    runs = results["runs"]
+    lines = ["| env | agent | seeds | env steps | final eval return (mean ± sd) | α (final, mean) "
+             "| env steps/s (all seeds) | wall s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in runs.values():
+        lines.append(f"| {r['env']} | {r['algo']} | {r['num_seeds']} | {r['env_steps'][-1]} | "
+                     f"{cell(r['final_return_mean'], 1, 'f')} ± "
+                     f"{cell(r['final_return_std'], 1, 'f')}"
+                     f" | {cell(float(np.mean(r['final_alpha'])), 3)} | "
+                     f"{cell(r['env_steps_per_sec'], 0, 'f')} | {cell(r['wall_s'], 0, 'f')} |")
+    mg = [r for r in runs.values() if "multigoal" in r]
+    if mg:
+        lines += ["", "Multi-goal, episodes from the start state per seed "
+                  f"({mg[0]['multigoal']['rollouts']} each): goals reached (of 4), "
+                  "entropy of the reached-goal histogram (max ln 4 = 1.386), fraction of "
+                  "episodes ending at a goal.", "",
+                  "| agent | actions | distinct goals per seed | mean goals | goal entropy "
+                  "| reached fraction | return |", "|---|---|---|---|---|---|---|"]
+        for r in mg:
+            for mode, label in (("stochastic", "one sample (training)"),
+                                ("eval", "evaluation rule")):
+                m = r["multigoal"][mode]
+                lines.append(f"| {r['algo']} | {label} | {m['distinct_goals']} | "
+                             f"{cell(float(np.mean(m['distinct_goals'])), 2, 'f')} | "
+                             f"{cell(float(np.mean(m['goal_entropy'])), 3, 'f')} | "
+                             f"{cell(float(np.mean(m['reached_fraction'])), 2, 'f')} | "
+                             f"{cell(float(np.mean(m['return'])), 1, 'f')} |")
+    t = results.get("targets", {})
+    if t:
+        lines += ["", "| target | measured | met |", "|---|---|---|"]
+        for name, v in t.items():
+            measured = ", ".join(f"{k} = {cell(x, 4) if isinstance(x, float) else x}"
+                                 for k, x in v.items() if k not in ("met", "rule"))
+            lines.append(f"| {name}: {v['rule']} | {measured} | "
+                         f"{'MET' if v['met'] else 'MISSED'} |")
+    return "\n".join(lines)
+
+
+def plots(runs: dict, plot_dir: str) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for env in sorted({r["env"] for r in runs.values()}):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for i, r in enumerate(v for v in runs.values() if v["env"] == env):
+            x = np.asarray(r["env_steps"])
+            y = np.asarray(r["eval_return"])                  # (S, chunks)
+            m = y.mean(0)
+            ax.plot(x, m, color=f"C{i}", label=f"{r['algo']} ({r['num_seeds']} seeds)")
+            if y.shape[0] > 1:
+                sd = y.std(0, ddof=1)
+                ax.fill_between(x, m - sd, m + sd, color=f"C{i}", alpha=0.2)
+        ax.set(xlabel="environment steps", ylabel="evaluation return", title=env)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        paths.append(plotting.save(fig, os.path.join(plot_dir, f"returns_{env}.png")))
+    mg = [r for r in runs.values() if "multigoal" in r]
+    if mg:
+        fig, axes = plt.subplots(1, len(mg), figsize=(4 * len(mg), 4), squeeze=False)
+        for ax, r in zip(axes[0], mg):
+            a = np.asarray(r["multigoal"]["actions_seed0"])
+            ax.scatter(a[:, 0], a[:, 1], s=4, alpha=0.5)
+            g = np.asarray(r["multigoal"]["goals"]) / np.max(np.abs(r["multigoal"]["goals"]))
+            ax.scatter(g[:, 0], g[:, 1], marker="*", s=120, color="red", label="goal directions")
+            ax.set(xlim=(-1.1, 1.1), ylim=(-1.1, 1.1), aspect="equal",
+                   title=f"{r['algo']}: actions at the origin (seed 0)")
+            ax.legend(fontsize=7, loc="lower left")
+        paths.append(plotting.save(fig, os.path.join(plot_dir, "multigoal_actions.png")))
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        width = 0.8 / len(mg)
+        for i, r in enumerate(mg):
+            counts = np.asarray(r["multigoal"]["stochastic"]["goal_counts"]).sum(0)
+            ax.bar(np.arange(4) + i * width, counts, width, label=r["algo"])
+        ax.set_xticks(np.arange(4) + 0.4 - width / 2, ["(+5,0)", "(−5,0)", "(0,+5)", "(0,−5)"])
+        ax.set(ylabel="episodes ending at the goal (all seeds)", title="multi-goal: goals reached")
+        ax.legend(fontsize=8)
+        paths.append(plotting.save(fig, os.path.join(plot_dir, "multigoal_goals.png")))
+    return paths

@@ -1,0 +1,47 @@
+"""Bad configs get a clear error before any compute."""
+import pytest
+
+from lib.common.config import ConfigError, load_config
+from lib.maxentdp import agent as agent_lib
+from lib.maxentdp.config_schema import validate
+
+PATH = "configs/maxentdp/maxentdp.py"
+
+
+@pytest.mark.parametrize("variant", ["tiny", "quick", "paper"])
+def test_variants_validate(variant):
+    validate(load_config(f"{PATH}:{variant}"))
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("env.multigoal.alpha", 0.0, "env.multigoal.alpha"),
+    ("env.pendulum.alpha", -0.1, "> 0"),
+    ("diffusion.steps", 0, "diffusion.steps"),
+    ("diffusion.eval_candidates", 0, "diffusion.eval_candidates"),
+    ("diffusion.qne_samples", 0, ">= 1"),
+    ("diffusion.bound", "sigmoid", "['tanh', 'clip']"),
+    ("algos", ("maxentdp", "td3"), "td3"),
+    ("env.pendulum.eval_every", 7, "multiple"),
+    ("env.multigoal.start_steps", 10_000, "below"),
+])
+def test_bad_values_are_rejected_with_the_key_named(key, value, words):
+    config = load_config(f"{PATH}:tiny")
+    block, _, leaf = key.rpartition(".")
+    target = config
+    for part in block.split(".") if block else []:
+        target = target[part]
+    target[leaf] = value
+    with pytest.raises(ConfigError, match=None) as err:
+        validate(config)
+    assert words in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(alpha=0.0), "alpha must be > 0"),
+    (dict(steps=0), "diffusion steps must be >= 1"),
+    (dict(eval_candidates=0), "eval_candidates must be >= 1"),
+    (dict(qne_samples=0), "qne_samples must be >= 1"),
+])
+def test_agent_config_rejects_bad_values(kwargs, words):
+    with pytest.raises(ValueError, match=words):
+        agent_lib.AgentConfig(**kwargs)
