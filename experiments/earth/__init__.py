@@ -1,0 +1,1 @@
+"""EARTH experiment binary (main.py) and its training/evaluation (train.py)."""
