@@ -11,32 +11,17 @@ with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 """
 from __future__ import annotations
 
-import os
-
-from absl import app, flags
-
 from lib.cades import report
-from lib.common import report as common_report, workdir as wd
-
-_WORKDIR = flags.DEFINE_string("workdir", "workdirs/cades_quick", "Run directory.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
+from lib.common.report import results_tool
 
 
-def main(_):
-    path = os.path.join(_WORKDIR.value, wd.RESULTS)
-    if not os.path.exists(path):
-        raise SystemExit(f"no {path}; run experiments/cades/main.py first")
-    results = report.resummarise(wd.read_json(path))
-    config = wd.read_json(os.path.join(_WORKDIR.value, wd.CONFIG))
+def render(results: dict, config: dict) -> str:
+    results = report.resummarise(results)
     walls = ", ".join(f"{k} {v['wall_s']:.0f} s" for k, v in results["parts"].items())
-    text = (f"{report.tables(results)}\n\nConfig `{config['tag']}`; measured on "
+    return (f"{report.tables(results)}\n\nConfig `{config['tag']}`; measured on "
             f"{results['machine']} in {results['wall_s']:.0f} s ({walls}; model fitting "
             f"{results.get('models_wall_s', 0):.0f} s), on a CPU shared with other jobs.")
-    if _README.value:
-        common_report.splice(_README.value, _TAG.value, text)
-    print(text)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    results_tool("cades", render)

@@ -10,30 +10,14 @@ and with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 """
 from __future__ import annotations
 
-import os
-
-from absl import app, flags
-
-from lib.common import workdir as wd
-from lib.dsl.report import splice, tables
-
-_WORKDIR = flags.DEFINE_string("workdir", "workdirs/dsl_quick", "Run directory.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
+from lib.common.report import results_tool
+from lib.dsl.report import tables
 
 
-def main(_):
-    path = os.path.join(_WORKDIR.value, wd.RESULTS)
-    if not os.path.exists(path):
-        raise SystemExit(f"no {path}; run experiments/dsl/main.py first")
-    results = wd.read_json(path)
-    config = wd.read_json(os.path.join(_WORKDIR.value, wd.CONFIG))
-    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
+def render(results: dict, config: dict) -> str:
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
             f"in {results['wall_s'] / 60:.0f} min (shared machine, several jobs at once).")
-    if _README.value:
-        splice(_README.value, _TAG.value, text)
-    print(text)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    results_tool("dsl", render)

@@ -11,16 +11,7 @@ with `--readme` replaces the block between `<!-- results:TAG:begin -->` and
 """
 from __future__ import annotations
 
-import os
-
-from absl import app, flags
-
 from lib.common import report
-from lib.common import workdir as wd
-
-_WORKDIR = flags.DEFINE_string("workdir", "workdirs/earth_quick", "Run directory.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
 
 BASELINES = ("persistence", "linear_ar", "gru", "gcn_gru")
 ABLATIONS = ("no_eano", "no_gltg", "no_xattn")
@@ -82,17 +73,5 @@ def render(results: dict, config: dict) -> str:
     return "\n\n".join(parts)
 
 
-def main(_):
-    path = os.path.join(_WORKDIR.value, wd.RESULTS)
-    if not os.path.exists(path):
-        raise SystemExit(f"no {path}; run experiments/earth/main.py first")
-    results = wd.read_json(path)
-    config = wd.read_json(os.path.join(_WORKDIR.value, wd.CONFIG))
-    text = render(results, config)
-    if _README.value:
-        report.splice(_README.value, _TAG.value, text)
-    print(text)
-
-
 if __name__ == "__main__":
-    app.run(main)
+    report.results_tool("earth", render)

@@ -10,31 +10,15 @@ the training budget, and with `--readme` replaces the text between
 """
 from __future__ import annotations
 
-import os
-
-from absl import app, flags
-
-from lib.common import workdir as wd
-from lib.gmflow.report import markdown, splice
-
-_WORKDIR = flags.DEFINE_string("workdir", "workdirs/gmflow_quick", "Run directory.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
+from lib.common.report import results_tool
+from lib.gmflow.report import markdown
 
 
-def main(_):
-    path = os.path.join(_WORKDIR.value, wd.RESULTS)
-    if not os.path.exists(path):
-        raise SystemExit(f"no {path}; run experiments/gmflow/main.py first")
-    results = wd.read_json(path)
-    config = wd.read_json(os.path.join(_WORKDIR.value, wd.CONFIG))
-    text = (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
+def render(results: dict, config: dict) -> str:
+    return (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
             f"{results['budget']['train_steps_per_model']} training steps per model; measured on "
             f"{results['machine']} (shared with other jobs) in {results['wall_s']:.0f} s.")
-    if _README.value:
-        splice(_README.value, _TAG.value, text)
-    print(text)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    results_tool("gmflow", render)

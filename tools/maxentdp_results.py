@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import os
 
-from absl import app, flags
+from absl import flags
 
-from lib.common import report as common_report, workdir as wd
-from lib.common.report import cell
+from lib.common.report import cell, results_tool
 from lib.maxentdp.report import tables
-
-_WORKDIR = flags.DEFINE_string("workdir", "workdirs/maxentdp_quick", "Run directory.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
 
 
 def curves(results: dict) -> str:
@@ -35,21 +30,14 @@ def curves(results: dict) -> str:
     return "Return curves (environment steps: mean ± sd over seeds):\n\n" + "\n".join(lines)
 
 
-def main(_):
-    path = os.path.join(_WORKDIR.value, wd.RESULTS)
-    if not os.path.exists(path):
-        raise SystemExit(f"no {path}; run experiments/maxentdp/main.py first")
-    results = wd.read_json(path)
-    config = wd.read_json(os.path.join(_WORKDIR.value, wd.CONFIG))
-    plots = ", ".join(f"`{os.path.relpath(p, _WORKDIR.value)}`" for p in results.get("plots", []))
-    text = (f"{tables(results)}\n\n{curves(results)}\n\nPlots in the workdir: {plots}.\n\n"
+def render(results: dict, config: dict) -> str:
+    workdir = flags.FLAGS.workdir                 # the plots' paths are given relative to it
+    plots = ", ".join(f"`{os.path.relpath(p, workdir)}`" for p in results.get("plots", []))
+    return (f"{tables(results)}\n\n{curves(results)}\n\nPlots in the workdir: {plots}.\n\n"
             f"Config `{config['tag']}`; measured on {results['machine']} "
             f"(shared with other jobs) in {results['wall_s']:.0f} s "
             "(env steps/s: after compilation, all seeds together).")
-    if _README.value:
-        common_report.splice(_README.value, _TAG.value, text)
-    print(text)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    results_tool("maxentdp", render)
