@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell, splice  # noqa: F401  (splice re-exported for tools/)
+from lib.common.report import cell
 
 LOW_DATA_MAX = 0.1
 FULL_DATA_TOLERANCE = 0.01

@@ -9,7 +9,6 @@ Targets (issue 5):
 """
 from __future__ import annotations
 
-from lib.common.report import splice  # noqa: F401  (re-exported for tools/gmflow_results.py)
 
 
 def _best(model: dict, nfe: int) -> tuple[float | None, str | None]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from lib.common import report
-from lib.common.report import splice  # noqa: F401  (tools/risk_irl_results.py uses it)
 from lib.risk_irl.utilities import FAMILIES
 
 

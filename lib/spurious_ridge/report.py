@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from lib.common import report
-from lib.common.report import splice  # noqa: F401  (re-exported for tools/spurious_ridge_results.py)
 
 
 def _f(x, digits: int = 3) -> str:

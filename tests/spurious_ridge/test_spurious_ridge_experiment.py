@@ -8,7 +8,6 @@ import pytest
 from experiments.spurious_ridge import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
-from lib.spurious_ridge import report
 
 CONFIG = "configs/spurious_ridge/spurious_ridge.py:tiny"
 
@@ -59,13 +58,3 @@ def test_bad_configs_are_named_before_any_compute(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         train.train_and_evaluate(config, str(tmp_path / "never"))
     assert not os.path.exists(tmp_path / "never")
-
-
-def test_splice_replaces_only_the_marked_block(tmp_path):
-    path = tmp_path / "README.md"
-    path.write_text("intro\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\nafter\n")
-    report.splice(str(path), "quick", "new table")
-    assert path.read_text() == ("intro\n<!-- results:quick:begin -->\nnew table\n"
-                                "<!-- results:quick:end -->\nafter\n")
-    with pytest.raises(ValueError, match="results:paper:begin"):
-        report.splice(str(path), "paper", "x")
