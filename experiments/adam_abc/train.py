@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import time
 
-import jax
 import numpy as np
 from absl import logging
 

@@ -31,7 +31,6 @@ import abc
 from collections.abc import Callable, Sequence
 
 import jax
-import numpy as np
 
 from lib.jetts.pools import Node, Pool, Query, Response, Tree, propagate_scores
 from lib.lm import chat, sampling

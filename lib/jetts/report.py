@@ -41,7 +41,7 @@ def results_markdown(results: dict) -> str:
     out = []
     tr = results.get("training", {})
     if tr:
-        parts = [f"{k}: {v['steps']} steps" + (f" (restored from an earlier invocation)"
+        parts = [f"{k}: {v['steps']} steps" + (" (restored from an earlier invocation)"
                                                if v.get("resumed_from") == v["steps"]
                                                else f" in {v['wall_s']:.0f} s")
                  for k, v in tr.items()]

@@ -1,5 +1,4 @@
 """Shared test helpers for tests/jetts: a scripted LanguageModel and random trees."""
-import numpy as np
 
 from lib.jetts.pools import Node, Query, Tree, propagate_scores
 from lib.lm.client import ChatResult, Choice, LanguageModel

@@ -1,5 +1,4 @@
 """JETTS protocols: round robin, knockout, beam search, refinement, parse-failure handling."""
-import itertools
 
 import numpy as np
 import pytest

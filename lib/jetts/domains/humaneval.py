@@ -14,7 +14,6 @@ judges is the whole function (prompt + body).
 from __future__ import annotations
 
 import ast
-import copy
 
 import numpy as np
 
