@@ -1,11 +1,14 @@
 """Field lines: a constant field gives straight lines with exact exit points (box here; the ball's
 exits in the field-time test below and, through the whole model, in test_dsl_model.py)."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from lib.dsl import field_lines as fl
+
+from tests.fast_compile import fast_jit as _jit
 
 
 def _constant(z, params):
@@ -35,7 +38,7 @@ def test_constant_field_lines_are_straight_with_exact_exits(domain):
     xs = jnp.array([[0.1, 0.2, -0.3], [0.5, 0.0, 0.4], [-0.2, -0.6, 0.1]]) if domain == "ball" \
         else jnp.array([[0.5, 0.5, 0.5], [0.2, 0.7, 0.1], [0.9, 0.3, 0.6]])
     n = 9
-    out = jax.jit(jax.vmap(lambda x: fl.sample(_constant, a, x, cfg, n)))(xs)
+    out = _jit(jax.vmap(lambda x: fl.sample(_constant, a, x, cfg, n)))(xs)
     for i, x in enumerate(np.asarray(xs)):
         t_lo, t_hi = (_ball_exits if domain == "ball" else _box_exits)(x, d, r)
         assert abs(float(out.line.t_minus[i]) - t_lo) < 2e-5
@@ -56,7 +59,7 @@ def test_unnormalised_field_runs_in_field_time_and_t_max_cuts_lines():
     x = jnp.array([0.2, 0.1])
     cfg = fl.LineConfig(domain="ball", radius=1.0, t_max=2.0, num_steps=4, solver="heun",
                        normalize=False)
-    trace = jax.jit(lambda a, x: fl.trace(_constant, a, x, cfg)[0])
+    trace = _jit(lambda a, x: fl.trace(_constant, a, x, cfg)[0])
     line = trace(a, x)
     t_lo, t_hi = _ball_exits(np.asarray(x), np.array([1.0, 0.0]), 1.0)
     assert abs(float(line.t_plus) - t_hi / 2) < 2e-5 and abs(float(line.t_minus) - t_lo / 2) < 2e-5

@@ -1,11 +1,15 @@
 """EANO: the diffrax epidemic block reproduces the simulator; gradients match finite differences."""
 import diffrax
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from lib.earth import eano, gltg, simulator
+
+from tests.fast_compile import fast_jit as _jit
 
 
 def _sir_field(t, y, args):
@@ -15,12 +19,17 @@ def _sir_field(t, y, args):
     return eano.epidemic_rhs(y[0], y[1], y[2], beta, gamma, omega, adj)
 
 
+@functools.partial(_jit, static_argnums=2)   # the true and the wrong γ share one compile
+def _solve_sir(y0, args, weeks):
+    return eano.integrate(_sir_field, y0, 0.0, float(weeks), args, solver="rk4", dt=1 / 16,
+                          saveat=diffrax.SaveAt(ts=jnp.arange(weeks + 1.0)))
+
+
 def _eano_sir(c, mix, y0, weeks, gamma_factor=1.0):
     """Solve with diffrax RK4 at dt = 1/16; returns (s, i, r) [weeks + 1, N]."""
     y0 = tuple(jnp.asarray(a, jnp.float64)[:, None] for a in y0)
     args = (jnp.asarray(mix), c.beta0, c.seasonal_amp, c.phase, c.gamma * gamma_factor, c.omega)
-    ys = eano.integrate(_sir_field, y0, 0.0, float(weeks), args, solver="rk4", dt=1 / 16,
-                        saveat=diffrax.SaveAt(ts=jnp.arange(weeks + 1.0)))
+    ys = _solve_sir(y0, args, weeks)
     return [np.asarray(a[..., 0]) for a in ys]
 
 
@@ -65,7 +74,7 @@ def test_gradient_through_diffrax_matches_finite_differences(adjoint):
 
     with jax.enable_x64(True):
         rates = jnp.array([2.0, 1.3])
-        value_and_grad = jax.jit(jax.value_and_grad(final_infected))  # one compilation
+        value_and_grad = _jit(jax.value_and_grad(final_infected))  # one compilation
         grad = np.asarray(value_and_grad(rates)[1])
         eps = 1e-6
         fd = [(value_and_grad(rates + eps * e)[0] - value_and_grad(rates - eps * e)[0]) / (2 * eps)

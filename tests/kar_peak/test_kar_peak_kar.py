@@ -1,10 +1,13 @@
 """KAR: the alignment form vanishes exactly at Θ ∝ K*; the smoother forms against dense matrices."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from lib.kar_peak import kar
+
+from tests.fast_compile import fast_jit as _jit
 
 
 def _psd(key, n, r=None):
@@ -47,7 +50,7 @@ def test_kar_peak_smoother_matches_dense_matrix():
 def test_kar_peak_smoother_forms_vanish_on_constant_signals():
     net = kar.AttentionNet(rank=5, width=8)
     rows = jnp.linspace(-1, 1, 6)[:, None]
-    a_row = jax.jit(lambda x: net.apply(net.init(jax.random.key(0), x), x))(rows)
+    a_row = _jit(lambda x: net.apply(net.init(jax.random.key(0), x), x))(rows)
     np.testing.assert_allclose(jnp.sum(a_row, -1), 1.0, rtol=1e-6)     # rows on the simplex
     const = jnp.full((6, 6, 3), 0.4)
     assert abs(float(kar.kar_rowcol(const, a_row, a_row))) < 1e-10

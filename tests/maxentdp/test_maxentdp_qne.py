@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from lib.maxentdp import diffusion_policy as dp, q_weighted
+from tests.fast_compile import FAST_COMPILE as FAST
 
 ALPHA = 0.5
 MU = jnp.array([0.2, -0.1])
@@ -22,15 +23,19 @@ def analytic_eps(x_t, ab):
     return -jnp.sqrt(1 - ab) * score
 
 
+# one log-target object and one jitted estimator, so the three ᾱ cases share a compile
+# (a fresh closure per case is a new static argument, i.e. a recompile)
+_CLIP_TARGET = q_weighted.soft_q_log_target(quadratic_q, ALPHA, "clip")
+_qne_jit = jax.jit(q_weighted.qne_target, static_argnums=(3, 4, 5), compiler_options=FAST)
+
+
 @pytest.mark.parametrize("ab_value", [0.97, 0.6, 0.2])
 def test_qne_target_equals_analytic_score_for_quadratic_q(ab_value):
     """bound "clip": truncated candidates in [−1, 1]² (the target has no mass near the box
     edge, so the truncation changes nothing); K = 20,000 candidates."""
     x_t = jnp.array([[0.3, -0.4], [-0.5, 0.2], [0.0, 0.0]])
     ab = jnp.full((3, 1), ab_value)
-    log_target = q_weighted.soft_q_log_target(quadratic_q, ALPHA, "clip")
-    est = jax.jit(q_weighted.qne_target, static_argnums=(3, 4, 5))(
-        jax.random.key(0), x_t, ab, log_target, 20_000, "clip")
+    est = _qne_jit(jax.random.key(0), x_t, ab, _CLIP_TARGET, 20_000, "clip")
     np.testing.assert_allclose(est, analytic_eps(x_t, ab), atol=0.03)
 
 
@@ -40,7 +45,7 @@ def test_qne_target_matches_analytic_for_gaussian_latent_target_tanh_bound():
     x_t = jnp.array([[0.6, -0.4], [0.1, 0.5]])
     ab = jnp.array([[0.8], [0.4]])
     log_target = lambda x0: quadratic_q(x0) / ALPHA
-    est = q_weighted.qne_target(jax.random.key(1), x_t, ab, log_target, 20_000, "tanh")
+    est = _qne_jit(jax.random.key(1), x_t, ab, log_target, 20_000, "tanh")
     np.testing.assert_allclose(est, analytic_eps(x_t, ab), atol=0.03)
 
 
@@ -52,7 +57,8 @@ def test_qne_target_monte_carlo_spread_shrinks_like_one_over_sqrt_k():
     spread = {}
     for k in (100, 1600):
         ests = jax.jit(jax.vmap(
-            lambda key: q_weighted.qne_target(key, x_t, ab, log_target, k, "clip")))(
+            lambda key: q_weighted.qne_target(key, x_t, ab, log_target, k, "clip")),
+            compiler_options=FAST)(
             jax.random.split(jax.random.key(2), 64))
         spread[k] = float(jnp.std(ests[:, 0, 0]))
     assert 2.5 < spread[100] / spread[1600] < 6.5, spread
