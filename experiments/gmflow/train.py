@@ -203,9 +203,7 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
             return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
 
         value, grads = jax.value_and_grad(loss)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates),
-                 "opt_state": opt_state, "step": state["step"] + 1}, {"loss": value})
+        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
 
     def batch_fn(step, rows):
         idx = np.random.default_rng([config.seed, 7, step]).integers(0, len(train), bs)

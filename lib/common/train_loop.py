@@ -22,6 +22,7 @@ from typing import Any, Callable, NamedTuple
 
 import jax
 import numpy as np
+import optax
 from absl import logging
 from jax.experimental import multihost_utils
 
@@ -74,6 +75,18 @@ class TrainResult(NamedTuple):
     step: int          # completed steps
     preempted: bool    # True when SIGTERM stopped the run (rerun to resume)
     resumed_from: int  # step restored at start (0 for a fresh run)
+
+
+def apply_gradients(state: State, grads, opt: optax.GradientTransformation) -> State:
+    """One optimiser update of a train state `{"params", "opt_state", "step", ...}`.
+
+    Returns a new state with the params moved by `opt`'s update of `grads`, the new
+    optimiser state and `step + 1`; any other entries (an EMA, a buffer) are carried over
+    unchanged for the caller to update. The tail every `Task.train_step` shares.
+    """
+    updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
+    return {**state, "params": optax.apply_updates(state["params"], updates),
+            "opt_state": opt_state, "step": state["step"] + 1}
 
 
 def build_step(task: Task, mesh, state_sharding) -> Callable:

@@ -58,10 +58,9 @@ def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], 
             return loss(lambda x, t: model.apply(params, x, t, labels), batch["x"], k_loss)
 
         value, grads = jax.value_and_grad(objective)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        params = optax.apply_updates(state["params"], updates)
-        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], params)
-        return ({"params": params, "opt_state": opt_state, "ema": ema, "step": state["step"] + 1},
+        new = train_loop.apply_gradients(state, grads, opt)
+        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], new["params"])
+        return ({**new, "ema": ema},
                 {"loss": value, "grad_norm": optax.tree.norm(grads)})
 
     def rows_fn(step, rows):

@@ -184,9 +184,7 @@ def make_task(cfg: LMConfig, base_params: Any, data: dict[str, np.ndarray], *,
         del key
         (loss, aux), grads = jax.value_and_grad(
             lambda p: loss_fn(cfg, p, batch), has_aux=True)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates),
-                 "opt_state": opt_state, "step": state["step"] + 1},
+        return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, **aux})
 
     per_epoch = n // batch_size

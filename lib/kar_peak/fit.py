@@ -141,9 +141,7 @@ def make_fit(problem: FitProblem, method: str, config) -> Fit:
     def train_step(state, batch, key):
         del key
         (loss, (data, reg)), grads = jax.value_and_grad(loss_fn, has_aux=True)(state["params"], batch)
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        params = optax.apply_updates(state["params"], updates)
-        return ({"params": params, "opt_state": opt_state, "step": state["step"] + 1},
+        return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss / v, "data": jnp.mean(data), "kar": jnp.mean(reg)})
 
     batch = {"x": problem.coords.astype(np.float32), "y": problem.y.astype(np.float32),

@@ -185,9 +185,7 @@ def make_task(cfg: LMConfig, data: dict[str, np.ndarray], *, batch_size: int, lr
         del key
         (loss, aux), grads = jax.value_and_grad(
             lambda p: masked_nll(cfg, p, batch), has_aux=True)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates),
-                 "opt_state": opt_state, "step": state["step"] + 1},
+        return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads), **aux})
 
     per_epoch = n // batch_size

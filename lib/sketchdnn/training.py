@@ -55,10 +55,9 @@ def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: 
                                           low_t_weight=low_t_weight)
 
         (value, parts), grads = jax.value_and_grad(objective, has_aux=True)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        params = optax.apply_updates(state["params"], updates)
-        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], params)
-        return ({"params": params, "opt_state": opt_state, "ema": ema, "step": state["step"] + 1},
+        new = train_loop.apply_gradients(state, grads, opt)
+        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], new["params"])
+        return ({**new, "ema": ema},
                 {"loss": value, **parts, "grad_norm": optax.tree.norm(grads)})
 
     def batch_fn(step, rows):
@@ -84,9 +83,7 @@ def encoder_task(encoder: SketchEncoder, images: np.ndarray, labels: np.ndarray,
             return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
 
         value, grads = jax.value_and_grad(objective)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates),
-                 "opt_state": opt_state, "step": state["step"] + 1}, {"loss": value})
+        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
 
     def batch_fn(step, rows):
         idx = np.random.default_rng([seed, 17, step]).integers(0, len(images), batch_size)
