@@ -8,11 +8,20 @@ An experiment supplies a `Task` of pure pieces; `train` does the rest:
         state, metrics = train_step(state, batch, fold_in(key, step))   # jitted, sharded
         every log_every steps: NaN/Inf check, metrics.jsonl, progress
         every checkpoint_every steps: checkpoint (only after the NaN check passed)
+        with a `Validation`: every `every` steps, evaluate; keep the best state
     final checkpoint
 
 Because the batch and the step key are functions of the step alone and the state is
 restored exactly, an interrupted run that is resumed ends with the same parameters as an
 uninterrupted one (bit for bit on CPU).
+
+Best-on-validation selection (`train(..., validation=Validation(...))`) evaluates the state
+on held-out data at step 0 (so a misspelled metric fails before any training), every
+`every` steps and at the end; the best state goes to `<workdir>/checkpoints_best/` and its
+record (step, metric, value, all validation metrics) to `<workdir>/best.json`. The
+validation metrics go to metrics.jsonl as `val_<name>`. `restore_best` loads that state.
+Selection never changes the training trajectory, so resume stays exact; a resumed run
+continues from the recorded best.
 """
 from __future__ import annotations
 
@@ -70,11 +79,32 @@ class LoopConfig:
                    keep_checkpoints=train_cfg.keep_checkpoints, seed=train_cfg.seed)
 
 
+class Validation(NamedTuple):
+    """Best-on-validation model selection for `train`.
+
+    evaluate: state -> {name: scalar}, run on the host's view of the state (jit it
+      yourself); it must not use the test data.
+    every: steps between evaluations (the last step is always evaluated).
+    metric: the key of `evaluate`'s output that selects the best state.
+    mode: "min" (a loss) or "max" (an accuracy).
+    """
+
+    evaluate: Callable[[State], dict]
+    every: int
+    metric: str
+    mode: str = "min"
+
+
+BEST_CHECKPOINTS = "checkpoints_best"
+BEST_RECORD = "best.json"
+
+
 class TrainResult(NamedTuple):
     state: State
     step: int          # completed steps
     preempted: bool    # True when SIGTERM stopped the run (rerun to resume)
     resumed_from: int  # step restored at start (0 for a fresh run)
+    best: dict | None = None  # with a Validation: {"step", "metric", "value", "metrics"}
 
 
 def apply_gradients(state: State, grads, opt: optax.GradientTransformation) -> State:
@@ -132,6 +162,79 @@ def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple
     return state, step
 
 
+def restore_best(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple[State, dict]:
+    """(state, record) of the best-on-validation state a `train(..., validation=...)` run
+    kept in `workdir`; ValueError when it kept none."""
+    record_path = os.path.join(workdir, BEST_RECORD)
+    if not os.path.exists(record_path):
+        raise ValueError(f"{workdir!r} has no {BEST_RECORD}; train there with a Validation first")
+    record = wd.read_json(record_path)
+    mesh = mesh or mesh_lib.make_mesh()
+    ckpt = Checkpointer(os.path.join(workdir, BEST_CHECKPOINTS), save_every=1, keep=1)
+    try:
+        state, _, step = init_or_restore(task, LoopConfig(num_steps=1, seed=seed), mesh, ckpt)
+    finally:
+        ckpt.close()
+    if step != record["step"]:
+        raise ValueError(f"{workdir!r}: {BEST_RECORD} names step {record['step']} but "
+                         f"{BEST_CHECKPOINTS}/ holds step {step}")
+    return state, record
+
+
+class _BestKeeper:
+    """Evaluates, compares and saves the best state for `train` (see `Validation`)."""
+
+    @staticmethod
+    def check(validation: Validation) -> None:
+        if validation.every < 1:
+            raise ValueError(f"Validation.every={validation.every} must be >= 1")
+        if validation.mode not in ("min", "max"):
+            raise ValueError(f"Validation.mode={validation.mode!r} must be 'min' or 'max'")
+
+    def __init__(self, validation: Validation, workdir: str, writer: MetricWriter):
+        self.v = validation
+        self.writer = writer
+        self.record_path = os.path.join(workdir, BEST_RECORD)
+        self.ckpt = Checkpointer(os.path.join(workdir, BEST_CHECKPOINTS), save_every=1, keep=1)
+        self.record = None
+        if os.path.exists(self.record_path):
+            self.record = wd.read_json(self.record_path)
+            if self.record.get("metric") != validation.metric:
+                raise ValueError(
+                    f"{self.record_path} selects on {self.record.get('metric')!r} but this run "
+                    f"selects on {validation.metric!r}; use a new workdir")
+            if self.ckpt.latest_step() != self.record["step"]:
+                # Killed between the checkpoint and the record: the record is stale.
+                logging.warning("%s names step %s but %s holds step %s; re-selecting",
+                                self.record_path, self.record["step"], BEST_CHECKPOINTS,
+                                self.ckpt.latest_step())
+                self.record = None
+
+    def _better(self, value: float) -> bool:
+        if not np.isfinite(value):
+            return False
+        if self.record is None:
+            return True
+        best = self.record["value"]
+        return value < best if self.v.mode == "min" else value > best
+
+    def __call__(self, step: int, state: State) -> None:
+        metrics = {k: float(v) for k, v in jax.device_get(self.v.evaluate(state)).items()}
+        if self.v.metric not in metrics:
+            raise KeyError(f"Validation.metric {self.v.metric!r} is not among the validation "
+                           f"metrics {sorted(metrics)}")
+        self.writer.write_scalars(step, {f"val_{k}": v for k, v in metrics.items()})
+        if self._better(metrics[self.v.metric]):
+            self.ckpt.save(step, state, wait=True)
+            self.record = {"step": step, "metric": self.v.metric,
+                           "value": metrics[self.v.metric], "metrics": metrics}
+            if mesh_lib.is_primary():
+                wd.write_json_atomic(self.record_path, self.record)
+
+    def close(self) -> None:
+        self.ckpt.close()
+
+
 def _any_process(flag: bool) -> bool:
     if jax.process_count() == 1:
         return flag
@@ -139,16 +242,24 @@ def _any_process(flag: bool) -> bool:
 
 
 def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
-          writer: MetricWriter | None = None) -> TrainResult:
+          writer: MetricWriter | None = None,
+          validation: Validation | None = None) -> TrainResult:
     """Run (or resume) training in `workdir`; see the module docstring."""
     mesh_lib.check_batch_divisible(task.global_batch_size, mesh)
+    if validation is not None:
+        _BestKeeper.check(validation)
     ckpt = Checkpointer(os.path.join(workdir, wd.CHECKPOINTS), cfg.checkpoint_every,
                         cfg.keep_checkpoints)
     own_writer = writer is None
+    keeper = None
     try:
         state, sharding, start = init_or_restore(task, cfg, mesh, ckpt)
         if own_writer:
             writer = MetricWriter(workdir, primary=mesh_lib.is_primary(), resume_step=start)
+        if validation is not None:
+            keeper = _BestKeeper(validation, workdir, writer)
+            if start == 0 or keeper.record is None:
+                keeper(start, state)
         step_fn = build_step(task, mesh, sharding)
         rows = mesh_lib.process_slice(task.global_batch_size)
         base_key = jax.random.key(cfg.seed + 1)
@@ -181,18 +292,28 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                 is_ckpt = step % cfg.checkpoint_every == 0
                 if step % cfg.log_every == 0 or is_ckpt or step == cfg.num_steps:
                     check_and_log(step)
+                is_eval = keeper is not None and step % validation.every == 0
+                if is_eval and not (step % cfg.log_every == 0 or is_ckpt):
+                    check_and_log(step)        # never select a state that failed the check
+                if is_eval:
+                    keeper(step, state)
                 if is_ckpt:
                     ckpt.save(step, state)
                     last_good = step
         check_and_log(step)
+        if keeper is not None and step % validation.every != 0 and not preempted:
+            keeper(step, state)
         ckpt.save(step, state, wait=True)
         if preempted:
             logging.warning("SIGTERM: saved checkpoint at step %d; rerun the same command to "
                             "resume", step)
         else:
             progress.update(step, force=True)
-        return TrainResult(state, step, preempted, start)
+        return TrainResult(state, step, preempted, start,
+                           keeper.record if keeper is not None else None)
     finally:
         ckpt.close()
+        if keeper is not None:
+            keeper.close()
         if own_writer and writer is not None:
             writer.close()
