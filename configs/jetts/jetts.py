@@ -7,8 +7,10 @@ Variants:
           trees N=2, M=2; HumanEval 2 problems, instructions 4 queries (tests; seconds).
   quick   3-digit sums; generator 2 layers x 64 trained briefly (it makes mistakes), judge
           LM = the generator fine-tuned 800 steps on judge prompts, ORM and PRM fine-tuned from the generator; 60 pools of 1 greedy
-          + 9 sampled, 30 full trees N=4, M=2, d=4; every judge x protocol; HumanEval 20
-          problems x 8 candidates, instructions 40 x 10 (well under an hour on 2 cores).
+          + 9 sampled, 30 full trees N=4, M=2, d=4; every judge x protocol; judge replies
+          up to 80 tokens (the longest well-formed one is 67 + stop); HumanEval 20 problems
+          x 8 candidates and 20 mutant step trees (3 chunks) for beam search, instructions
+          40 x 10 (well under an hour on 2 cores).
   paper   the paper's setting pointed at served models: a 7B-70B generator (here
           Llama-3.1-8B-Instruct) and a judge (Prometheus-7B-v2.0 in its format) behind
           OpenAI-compatible endpoints (vLLM / SGLang), 16-digit sums with the written
@@ -41,7 +43,8 @@ def _build(*, tag, digits, num_queries, num_tree_queries, gen, judge, rm_queries
            refine_queries, accuracies=(0.6, 0.75, 0.9), judge_fmt="compact",
            judge_max_tokens=40, max_tokens=48, instruction=False, num_bootstrap=1000,
            rm_lr=1e-3, mesh_data=1, judge_init_from_generator=True,
-           rm_logprob_feature=True):
+           rm_logprob_feature=True, max_truncation_rate=0.02, he_tree_problems=0,
+           he_tree_depth=3):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.seed = 0
@@ -68,9 +71,11 @@ def _build(*, tag, digits, num_queries, num_tree_queries, gen, judge, rm_queries
     c.protocols = dict(rerank_methods=("likert", "additive", "round_robin", "knockout"),
                        beam_methods=("likert", "additive", "round_robin"), lookahead=True,
                        refine_queries=refine_queries, refine_iterations=2)
-    c.humaneval = dict(num_problems=he_problems, pool_size=he_pool)
+    c.humaneval = dict(num_problems=he_problems, pool_size=he_pool,
+                       tree_problems=he_tree_problems, tree_depth=he_tree_depth, tree_keep=0.6)
     c.instructions = dict(num_queries=if_queries, pool_size=if_pool)
-    c.eval = dict(num_bootstrap=num_bootstrap, plots=True)
+    c.eval = dict(num_bootstrap=num_bootstrap, plots=True,
+                  max_truncation_rate=max_truncation_rate)
     c.mesh = mesh_block(data=mesh_data)
     return c
 
@@ -88,7 +93,9 @@ def get_config(arg=None):
             rm_queries=8, rm_samples=2, rm_steps=2, rm_batch=8, n=2, m=2, num_sampled=3,
             he_problems=2, he_pool=3, if_queries=4, if_pool=4, refine_queries=2,
             accuracies=(0.8,), judge_max_tokens=8, max_tokens=16, num_bootstrap=50,
-            mesh_data=-1, judge_init_from_generator=False),
+            mesh_data=-1, judge_init_from_generator=False,
+            # a 2-step judge LM writes noise until max_tokens: cut replies allowed here
+            max_truncation_rate=1.0, he_tree_problems=1, he_tree_depth=2),
         "quick": lambda: _build(
             tag="jetts_quick", digits=3, num_queries=60, num_tree_queries=30,
             gen=_lm_block(d_model=64, num_layers=2, num_heads=2, d_ff=256, max_len=208,
@@ -99,7 +106,8 @@ def get_config(arg=None):
                             log_every=25, checkpoint_every=100),
             rm_queries=1500, rm_samples=4, rm_steps=1000, rm_batch=32, n=4, m=2, num_sampled=9,
             he_problems=20, he_pool=8, if_queries=40, if_pool=10, refine_queries=30,
-            judge_max_tokens=64),
+            # longest well-formed reply: 67 tokens + stop (local_training.longest_judge_reply)
+            judge_max_tokens=80, he_tree_problems=20, he_tree_depth=3),
         "paper": lambda: _build(
             tag="jetts_paper", digits=16, num_queries=1319, num_tree_queries=500,
             gen=_lm_block(d_model=1024, num_layers=24, num_heads=16, d_ff=4096, max_len=2048,
@@ -115,6 +123,7 @@ def get_config(arg=None):
             rm_queries=50_000, rm_samples=8, rm_steps=10_000, rm_batch=128, n=8, m=2,
             num_sampled=9, he_problems=164, he_pool=10, if_queries=541, if_pool=10,
             refine_queries=300, judge_fmt="prometheus", judge_max_tokens=1024, max_tokens=1024,
-            instruction=True, num_bootstrap=2000, mesh_data=-1,
+            instruction=True, num_bootstrap=2000, mesh_data=-1, he_tree_problems=164,
+            he_tree_depth=4,
             judge_init_from_generator=False),
     }, arg, default="quick")

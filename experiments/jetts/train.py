@@ -10,7 +10,8 @@
         ORM and PRM: the local LM + a scalar head, fine-tuned on the generator's samples
         judges = oracle, simulated (each accuracy), prompted judge, ORM, PRM
         reranking (every method) / beam search (with and without look-ahead) / refinement
-    -> [humaneval], [instructions]: reranking of mutant / edited pools by simulated judges
+    -> [humaneval]: reranking of mutant pools and beam search over mutant step trees
+       [instructions]: reranking of edited pools (simulated and oracle judges)
     -> position-bias study, targets, results.json, results.md, plots/*.png
 
 Every stage's output is stored in the workdir (checkpoints, pools, trees, RM training
@@ -115,7 +116,8 @@ def train_reward_model(kind: str, config, gen: LocalLM, train_data: list[dict], 
         raise Preempted
     rm = reward_models.RewardModelJudge(kind.upper(), gen.cfg, jax.device_get(res.state["params"]),
                                         gen.tok, kind=kind, sep=ar.SEP, aggregation=r.aggregation)
-    return rm, {"steps": res.step, "wall_s": time.perf_counter() - t0,
+    return rm, {"steps": res.step, "resumed_from": res.resumed_from,
+                "wall_s": time.perf_counter() - t0,
                 "examples": int(len(data["tokens"])),
                 "positive_label_rate": float((data["label"] * data["mask"]).sum() / data["mask"].sum())}
 
@@ -140,7 +142,7 @@ def eval_rerank(judge: judges.Judge, pools: list[pools_lib.Pool], method: str, s
     rng = np.random.default_rng(seed)
     judge.reset_stats()
     chosen, reports = [], []
-    acc_good = acc_tot = 0.0
+    goods, tots = [], []          # per query: correctly ordered / decided pairs
     calls = fails = 0
     for pool in pools:
         resp = list(pool.responses)
@@ -150,20 +152,26 @@ def eval_rerank(judge: judges.Judge, pools: list[pools_lib.Pool], method: str, s
         sc = np.asarray([x.score for x in resp])
         chosen.append(sc[r.top])
         calls, fails = calls + r.calls, fails + r.parse_failures
+        g = t = 0.0
         if r.verdicts:
             reports.append(metrics.pairwise_bias(r.verdicts, [len(x.text) for x in resp]))
             for a, b, s in r.verdicts:
                 if sc[a] != sc[b] and s != 0.5:
-                    acc_tot += 1
-                    acc_good += float((s == 0.0) == (sc[a] > sc[b]))
+                    t += 1
+                    g += float((s == 0.0) == (sc[a] > sc[b]))
         elif r.totals is not None:
             g, t = _pair_accuracy(r.totals, sc)
-            acc_good, acc_tot = acc_good + g, acc_tot + t
+        goods.append(g)
+        tots.append(t)
+    acc_good, acc_tot = sum(goods), sum(tots)
     out = metrics.summarize(chosen, [p.scores[p.greedy_index] for p in pools],
                             [max(p.scores) for p in pools], [np.mean(p.scores) for p in pools],
                             num_bootstrap=num_bootstrap, seed=seed)
     out.update(calls=calls, parse_failures=fails,
-               judge_accuracy=acc_good / acc_tot if acc_tot else float("nan"))
+               judge_accuracy=acc_good / acc_tot if acc_tot else float("nan"),
+               judge_accuracy_ci=metrics.ratio_ci(goods, tots, num_bootstrap=num_bootstrap,
+                                                  seed=seed),
+               **_truncation(judge))
     if reports:
         out["bias"] = metrics.merge_bias(reports)
     return out
@@ -182,7 +190,67 @@ def eval_beam(judge: judges.Judge, trees: list[pools_lib.Tree], method: str, loo
     out = metrics.summarize(chosen, [t.nodes[t.greedy_leaf()].score for t in trees],
                             [max(lv) for lv in leaves], [np.mean(lv) for lv in leaves],
                             num_bootstrap=num_bootstrap, seed=seed)
-    out.update(calls=calls, parse_failures=fails)
+    out.update(calls=calls, parse_failures=fails, **_truncation(judge))
+    return out
+
+
+def _truncation(judge: judges.Judge) -> dict:
+    """The judge's replies cut at max_tokens since its last `reset_stats`."""
+    cut, _, rate = judges.truncation_rate(judge.stats)
+    return {"truncated": cut, "truncation_rate": rate}
+
+
+def judge_preflight(judge: judges.Judge, pools: list[pools_lib.Pool],
+                    trees: list[pools_lib.Tree], max_rate: float, num: int = 2) -> dict:
+    """Before the protocols: ask `judge` every kind of prompt they will send (Likert and
+    additive ratings, both pairwise orders; full responses of `num` pools and partial
+    prefixes and look-ahead rollouts of `num` trees) and measure how many replies stop at
+    max_tokens. ValueError when the rate exceeds `max_rate` (a cut reply loses its verdict,
+    which comes last, and would become a random fallback)."""
+    judge.reset_stats()
+    for pl in pools[:num]:
+        r = pl.responses[:4]
+        for rubric in judges.RUBRICS:
+            judge.rate(pl.query, r, rubric=rubric)
+        judge.compare(pl.query, [(a, b) for a in r for b in r if a is not b])
+    for t in trees[:num]:
+        for d in range(1, t.depth + 1):
+            nodes = [nd for nd in t.nodes if nd.depth == d][:3]
+            resp = [pools_lib.Response(nd.text, nd.score) for nd in nodes]
+            roll = [pools_lib.Response(nd.rollout, nd.rollout_score) for nd in nodes]
+            for rubric in judges.RUBRICS:
+                judge.rate(t.query, resp, rubric=rubric, partial=True)
+            judge.compare(t.query, [(a, b) for a in resp for b in resp if a is not b], partial=True)
+            judge.compare(t.query, [(a, b) for a in roll for b in roll if a is not b])
+    cut, calls, rate = judges.truncation_rate(judge.stats)
+    fails = sum(judge.stats[k]["parse_failures"] for k in judges.KINDS)
+    judge.reset_stats()
+    out = {"calls": calls, "truncated": cut, "truncation_rate": rate, "parse_failures": fails}
+    logging.info("jetts judge preflight %s: %s", judge.name, out)
+    if rate > max_rate:
+        raise ValueError(
+            f"judge {judge.name!r}: {cut} of {calls} preflight replies stopped at max_tokens = "
+            f"{getattr(judge, 'max_tokens', '?')} (rate {rate:.3f} > eval.max_truncation_rate = "
+            f"{max_rate}); their verdicts would be lost. Raise --config.judge_lm.max_tokens")
+    return out
+
+
+def truncation_warnings(results: dict, max_rate: float) -> list[str]:
+    """One line per protocol row whose judge replies were cut at max_tokens more often than
+    `max_rate` (those rows' parse failures are mostly truncations, not judge errors)."""
+    out = []
+    for dom, d in results["domains"].items():
+        for proto in ("rerank", "beam"):
+            for k, v in d.get(proto, {}).items():
+                if v.get("truncation_rate", 0.0) > max_rate:
+                    out.append(f"{dom} {proto} {k}: {v['truncated']} of {v['calls']} judge replies "
+                               f"cut at max_tokens (rate {v['truncation_rate']:.3f} > {max_rate})")
+        for k, v in d.get("refine", {}).items():
+            if v.get("truncation_rate", 0.0) > max_rate:
+                out.append(f"{dom} refine {k}: {v['truncated']} judge replies cut at max_tokens "
+                           f"(rate {v['truncation_rate']:.3f} > {max_rate})")
+    for line in out:
+        logging.warning("jetts: %s", line)
     return out
 
 
@@ -243,6 +311,29 @@ def rerank_all(judge_set: dict, pools, config) -> dict:
             logging.info("jetts rerank %s: top1 %.1f (greedy %.1f, oracle %.1f)", key,
                          out[key]["top1"], out[key]["greedy"], out[key]["oracle"])
     return out
+
+
+def beam_all(judge_set: dict, trees, config) -> dict:
+    """Beam search with every judge x method, without and (if configured) with look-ahead."""
+    beam = {}
+    for name, j in judge_set.items():
+        for method in _methods(j, config.protocols.beam_methods):
+            for look in (False, True) if config.protocols.lookahead else (False,):
+                key = (f"{name}/{'score' if isinstance(j, judges.ScoreJudge) else method}"
+                       f"{'+lookahead' if look else ''}")
+                beam[key] = eval_beam(j, trees, method, look, config.seed,
+                                      config.eval.num_bootstrap)
+                logging.info("jetts beam %s: top1 %.1f", key, beam[key]["top1"])
+    return beam
+
+
+def tree_info(trees) -> dict:
+    return {"trees": len(trees), "mean_depth": float(np.mean([t.depth for t in trees])),
+            "mean_leaves": float(np.mean([len(t.leaves()) for t in trees])),
+            "greedy_leaf": float(np.mean([t.nodes[t.greedy_leaf()].score for t in trees])),
+            "best_leaf": float(np.mean([t.best_leaf_score() for t in trees])),
+            "mean_leaf": float(np.mean([np.mean([t.nodes[i].score for i in t.leaves()])
+                                        for t in trees]))}
 
 
 # ----------------------------------------------------------------------------- domains
@@ -314,6 +405,8 @@ def run_arithmetic(config, workdir: str, mesh, training: dict) -> dict:
     prompted = judges.PromptedJudge(judge_lm, jb.fmt, name=f"judge-lm:{jb.fmt}",
                                     max_tokens=jb.max_tokens, seed=seed)
     judge_set[prompted.name] = prompted
+    out = {"generator": gen_info, "judge_preflight": judge_preflight(
+        prompted, pools, trees, config.eval.max_truncation_rate)}
     r = config.reward
     if r.kinds:
         rm_q = ar.queries(np.random.default_rng([seed, 6]), r.num_train_queries, a.digits,
@@ -340,17 +433,8 @@ def run_arithmetic(config, workdir: str, mesh, training: dict) -> dict:
                                                     os.path.join(workdir, kind), mesh)
             judge_set[rm.name] = rm
 
-    out = {"generator": gen_info}
     out["rerank"] = rerank_all(judge_set, pools, config)
-    beam = {}
-    for name, j in judge_set.items():
-        for method in _methods(j, config.protocols.beam_methods):
-            for look in (False, True) if config.protocols.lookahead else (False,):
-                key = (f"{name}/{'score' if isinstance(j, judges.ScoreJudge) else method}"
-                       f"{'+lookahead' if look else ''}")
-                beam[key] = eval_beam(j, trees, method, look, seed, config.eval.num_bootstrap)
-                logging.info("jetts beam %s: top1 %.1f", key, beam[key]["top1"])
-    out["beam"] = beam
+    out["beam"] = beam_all(judge_set, trees, config)
     if config.protocols.refine_queries:
         out["refine"] = run_refinement(prompted, generator, pools[:config.protocols.refine_queries],
                                        config, "compact" if config.generator.source == "local"
@@ -412,7 +496,7 @@ def run_refinement(judge, refiner, pools, config, fmt: str) -> dict:
             jfails += res.judge_parse_failures
         s = metrics.summarize(chosen, greedy, oracle, rand, num_bootstrap=nb, seed=seed)
         s.update(stop_reasons=stops, mean_iterations=float(np.mean(iters)),
-                 refiner_parse_failures=rfails, judge_parse_failures=jfails)
+                 refiner_parse_failures=rfails, judge_parse_failures=jfails, **_truncation(judge))
         out[mode] = s
     method = "likert"
     out["rerank_same_queries"] = eval_rerank(judge, pools, method, seed, nb)
@@ -428,6 +512,24 @@ def run_pool_domain(name: str, pools, config, judge_set) -> dict:
 
 
 # ----------------------------------------------------------------------------- targets
+
+
+def rerank_vs_greedy(rows: dict) -> dict:
+    """Every judge/method's reranking against greedy, with CIs: pairwise accuracy on pairs
+    of different correctness (query bootstrap) and top-1 minus greedy (paired bootstrap).
+    `chance`: "above" / "at" / "below" by whether the accuracy CI lies above 0.5, contains
+    it, or lies below; `vs_greedy`: "better" / "tie" / "worse" by the difference's CI."""
+    out = {}
+    for k, v in rows.items():
+        if k.startswith("oracle"):
+            continue
+        lo, hi = v.get("judge_accuracy_ci", [float("nan")] * 2)
+        dlo, dhi = v["minus_greedy_ci"]
+        out[k] = {"judge_accuracy": v["judge_accuracy"], "judge_accuracy_ci": [lo, hi],
+                  "minus_greedy": v["top1"] - v["greedy"], "minus_greedy_ci": [dlo, dhi],
+                  "chance": "above" if lo > 0.5 else "below" if hi < 0.5 else "at",
+                  "vs_greedy": "better" if dlo > 0 else "worse" if dhi < 0 else "tie"}
+    return out
 
 
 def targets(results: dict) -> dict:
@@ -447,7 +549,8 @@ def targets(results: dict) -> dict:
                   if not k.startswith("oracle") and v["judge_accuracy"] > 0.5}
         out["better_than_chance_rerank_beats_greedy"] = {
             "judges": better, "met": bool(better) and all(v["top1"] > v["greedy"]
-                                                          for v in better.values())}
+                                                          for v in better.values()),
+            "analysis": rerank_vs_greedy(arith["rerank"])}
         ps = arith["position_study"]
         lo, hi = ps["both_orders"]["slope_ci"]
         lo1, hi1 = ps["one_order"]["slope_ci"]
@@ -480,11 +583,20 @@ def train_and_evaluate(config, workdir: str) -> dict:
                            lambda: he_dom.make_pools(h.num_problems, h.pool_size, config.seed),
                            pools_lib.save_pools, pools_lib.load_pools)
         results["domains"]["humaneval"] = run_pool_domain("humaneval", pools, config, sim)
+        if h.tree_problems:
+            trees, _ = _cached(os.path.join(data_dir, "humaneval_trees.jsonl"),
+                               lambda: he_dom.make_trees(h.tree_problems, config.tree.n,
+                                                         config.tree.m, h.tree_depth,
+                                                         h.tree_keep, config.seed),
+                               pools_lib.save_trees, pools_lib.load_trees)
+            results["domains"]["humaneval"]["trees"] = tree_info(trees)
+            results["domains"]["humaneval"]["beam"] = beam_all(sim, trees, config)
     if "instructions" in config.domains:
         i = config.instructions
         pools = if_dom.make_pools(i.num_queries, i.pool_size, config.seed)
         results["domains"]["instructions"] = run_pool_domain("instructions", pools, config, sim)
     results["targets"] = targets(results)
+    results["warnings"] = truncation_warnings(results, config.eval.max_truncation_rate)
     results["wall_s"] = time.perf_counter() - t_start
     results["machine"] = common_report.machine()
     if mesh_lib.is_primary():

@@ -20,8 +20,11 @@ Blocks:
   simulated    accuracies (one simulated judge each), position_bias, length_bias, tie_rate,
                malformed_rate
   protocols    rerank_methods, beam_methods, lookahead, refine_queries, refine_iterations
-  humaneval    num_problems, pool_size        instructions   num_queries, pool_size
-  eval         num_bootstrap, plots
+  humaneval    num_problems, pool_size; tree_problems (0: no beam search on code),
+               tree_depth, tree_keep (mutant step trees, domains/humaneval.make_trees)
+  instructions num_queries, pool_size
+  eval         num_bootstrap, plots, max_truncation_rate (judge replies cut at max_tokens
+               above this rate stop the run before the protocols, and flag any result row)
   mesh         the shared mesh block
 """
 from __future__ import annotations
@@ -110,10 +113,14 @@ SCHEMA: dict[str, Rule] = {
     "protocols.refine_iterations": Int(lo=1),
     "humaneval.num_problems": Int(lo=1, hi=164),
     "humaneval.pool_size": Int(lo=2),
+    "humaneval.tree_problems": Int(lo=0, hi=164),
+    "humaneval.tree_depth": Int(lo=1),
+    "humaneval.tree_keep": Float(lo=0.0, hi=1.0),
     "instructions.num_queries": Int(lo=1),
     "instructions.pool_size": Int(lo=2),
     "eval.num_bootstrap": Int(lo=10),
     "eval.plots": Bool(),
+    "eval.max_truncation_rate": Float(lo=0.0, hi=1.0),
     **MESH_SCHEMA,
 }
 
@@ -143,6 +150,17 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
     if j.source == "local" and j.init_from_generator and j.model.to_dict() != g.model.to_dict():
         raise ConfigError("config key 'judge_lm.init_from_generator' = True needs "
                           "'judge_lm.model' equal to 'generator.model'")
+    if j.source == "local":
+        from lib.jetts.local_training import longest_judge_reply
+        from lib.lm.tokenizer import Tokenizer
+        reply = longest_judge_reply(config.arithmetic.digits)
+        need = len(Tokenizer().encode(reply)) + 1
+        if j.max_tokens < need and config.eval.max_truncation_rate < 1.0:
+            raise ConfigError(
+                f"config key 'judge_lm.max_tokens' = {j.max_tokens} is not allowed; the local "
+                f"judge's longest well-formed reply ({reply!r}) needs {need} tokens with its "
+                "stop token, and a cut reply loses its verdict (set "
+                "'eval.max_truncation_rate' = 1.0 to allow cut replies)")
     if config.judge_lm.source == "local" and config.judge_lm.fmt != "compact":
         raise ConfigError(f"config key 'judge_lm.fmt' = {config.judge_lm.fmt!r} is not allowed "
                           "with a local judge LM, which is trained on the 'compact' format")

@@ -18,6 +18,11 @@ Conventions (JETTS `jetts/judge`):
   pairwise verdict gets a uniformly random s in {0, 1}. Either way the `Judgement` has
   `parsed=False`, the raw text is kept, and `stats[kind]["parse_failures"]` counts it;
   protocols add these counts to their results, so a failure is never silently dropped.
+* **Truncation**: a prompted judge's reply that stopped at `max_tokens` (finish reason
+  "length") is flagged `truncated=True` and counted in `stats[kind]["truncated"]`, parsed or
+  not: a rate above a few per cent means `max_tokens` is too small for the judge's
+  well-formed replies (their verdict comes last, so a cut reply is a parse failure).
+  `truncation_rate(stats)` gives the rate; the experiment checks it (train.py).
 
 Prompt formats (`FORMATS`): "prometheus" (`###Task Description ... ###Feedback:`, output
 `Feedback: ... [RESULT] A|B|1-5`), "sfr" (`**Reasoning:** ... **Result:** A|B|1-5`, with
@@ -36,6 +41,7 @@ import abc
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,10 +62,25 @@ class Judgement:
     parsed: bool            # False: the fallback value of a parse failure
     text: str = ""          # the judge's raw output
     critique: str = ""      # its explanation (feedback / reasoning)
+    truncated: bool = False  # the reply stopped at max_tokens (finish reason "length")
+
+
+class Reply(NamedTuple):
+    """One raw judge output and whether generation stopped at `max_tokens`."""
+    text: str
+    truncated: bool = False
 
 
 def _new_stats() -> dict:
-    return {k: {"calls": 0, "parse_failures": 0, "failure_examples": []} for k in KINDS}
+    return {k: {"calls": 0, "parse_failures": 0, "truncated": 0, "failure_examples": []}
+            for k in KINDS}
+
+
+def truncation_rate(stats: dict) -> tuple[int, int, float]:
+    """(truncated replies, calls, rate) summed over the kinds of a judge's `stats`."""
+    calls = sum(stats[k]["calls"] for k in KINDS)
+    cut = sum(stats[k]["truncated"] for k in KINDS)
+    return cut, calls, (cut / calls if calls else 0.0)
 
 
 class Judge(abc.ABC):
@@ -99,6 +120,7 @@ class Judge(abc.ABC):
     def _record(self, kind: str, judgement: Judgement) -> Judgement:
         st = self.stats[kind]
         st["calls"] += 1
+        st["truncated"] += int(judgement.truncated)
         if not judgement.parsed:
             st["parse_failures"] += 1
             if len(st["failure_examples"]) < 3:
@@ -262,32 +284,32 @@ class TextJudge(Judge):
         self.fmt = get_format(fmt)
 
     @abc.abstractmethod
-    def _single_texts(self, query: Query, responses: Sequence[Response], rubric: str,
-                      partial: bool) -> list[str]:
+    def _single_replies(self, query: Query, responses: Sequence[Response], rubric: str,
+                        partial: bool) -> list[Reply]:
         """Raw judge outputs, one per response."""
 
     @abc.abstractmethod
-    def _pairwise_texts(self, query: Query, pairs: Sequence[tuple[Response, Response]],
-                        partial: bool) -> list[str]:
+    def _pairwise_replies(self, query: Query, pairs: Sequence[tuple[Response, Response]],
+                          partial: bool) -> list[Reply]:
         """Raw judge outputs, one per pair."""
 
     def rate(self, query, responses, *, rubric="likert", partial=False):
         if rubric not in RUBRICS:
             raise ValueError(f"rubric = {rubric!r}; expected one of {RUBRICS}")
         out = []
-        for text in self._single_texts(query, responses, rubric, partial):
+        for text, cut in self._single_replies(query, responses, rubric, partial):
             v, crit = self.fmt.parse_single(text, self.max_score)
-            j = (Judgement(v, True, text, crit) if v is not None
-                 else Judgement(self._single_fallback(), False, text))
+            j = (Judgement(v, True, text, crit, cut) if v is not None
+                 else Judgement(self._single_fallback(), False, text, truncated=cut))
             out.append(self._record("single", j))
         return out
 
     def compare(self, query, pairs, *, partial=False):
         out = []
-        for text in self._pairwise_texts(query, pairs, partial):
+        for text, cut in self._pairwise_replies(query, pairs, partial):
             v, crit = self.fmt.parse_pairwise(text)
-            j = (Judgement(v, True, text, crit) if v is not None
-                 else Judgement(self._pair_fallback(), False, text))
+            j = (Judgement(v, True, text, crit, cut) if v is not None
+                 else Judgement(self._pair_fallback(), False, text, truncated=cut))
             out.append(self._record("pairwise", j))
         return out
 
@@ -301,35 +323,37 @@ class PromptedJudge(TextJudge):
         super().__init__(name or f"{lm.name}:{fmt}", fmt, seed)
         self.lm, self.max_tokens, self.max_workers = lm, max_tokens, max_workers
 
-    def _ask(self, prompts: Sequence[str]) -> list[str]:
+    def _ask(self, prompts: Sequence[str]) -> list[Reply]:
         if isinstance(self.lm, LocalLM):
-            return local_greedy_batch(self.lm, prompts, self.max_tokens)
+            return local_greedy_replies(self.lm, prompts, self.max_tokens)
         reqs = [dict(messages=[{"role": "user", "content": p}], n=1, temperature=0.0,
                      max_tokens=self.max_tokens, seed=0) for p in prompts]
-        return [r.choices[0].text for r in self.lm.chat_many(reqs, max_workers=self.max_workers)]
+        return [Reply(r.choices[0].text, r.choices[0].finish_reason == "length")
+                for r in self.lm.chat_many(reqs, max_workers=self.max_workers)]
 
-    def _single_texts(self, query, responses, rubric, partial):
+    def _single_replies(self, query, responses, rubric, partial):
         return self._ask([self.fmt.single_prompt(query.prompt, r.text, rubric, partial)
                           for r in responses])
 
-    def _pairwise_texts(self, query, pairs, partial):
+    def _pairwise_replies(self, query, pairs, partial):
         return self._ask([self.fmt.pairwise_prompt(query.prompt, a.text, b.text, partial)
                           for a, b in pairs])
 
 
-def local_greedy_batch(lm: LocalLM, prompts: Sequence[str], max_tokens: int,
-                       max_rows: int = 128) -> list[str]:
-    """Greedy replies of a `LocalLM` to single-turn prompts, decoded in batches. Equal to
-    `lm.chat(..., temperature=0)` one by one (left-padded batches decode exactly like
-    single prompts, tests/lm), only faster."""
+def local_greedy_replies(lm: LocalLM, prompts: Sequence[str], max_tokens: int,
+                         max_rows: int = 128) -> list[Reply]:
+    """Greedy replies of a `LocalLM` to single-turn prompts, decoded in batches, each with
+    its truncation flag (finish reason "length"). Equal to `lm.chat(..., temperature=0)`
+    one by one (left-padded batches decode exactly like single prompts, tests/lm), only
+    faster."""
     ids = [lm.tok.encode(chat.render_chat([{"role": "user", "content": p}]), allow_special=True)
            for p in prompts]
-    out: list[str] = []
+    out: list[Reply] = []
     for start in range(0, len(ids), max_rows):
         res = sampling.generate(lm.cfg, lm.params, ids[start:start + max_rows],
                                 key=jax.random.key(0), n=1, max_tokens=max_tokens,
                                 temperature=0.0, stop_ids=lm._stop_ids)
-        out += [lm.tok.decode(r[0].tokens) for r in res]
+        out += [Reply(lm.tok.decode(r[0].tokens), r[0].finish_reason == "length") for r in res]
     return out
 
 
@@ -378,7 +402,7 @@ class SimulatedJudge(TextJudge):
     def _maybe_malformed(self, text: str) -> str:
         return MALFORMED if self.draws.random() < self.spec.malformed_rate else text
 
-    def _single_texts(self, query, responses, rubric, partial):
+    def _single_replies(self, query, responses, rubric, partial):
         s, out = self.spec, []
         mean_len = np.mean([len(r.text) for r in responses]) if responses else 0.0
         for r in responses:
@@ -388,10 +412,10 @@ class SimulatedJudge(TextJudge):
                 v = int(round(1 + 4 * float(np.clip(r.score, 0, 1))))
             else:
                 v = int(self.draws.integers(1, 6))
-            out.append(self._maybe_malformed(f"Feedback: simulated. [RESULT] {v}"))
+            out.append(Reply(self._maybe_malformed(f"Feedback: simulated. [RESULT] {v}")))
         return out
 
-    def _pairwise_texts(self, query, pairs, partial):
+    def _pairwise_replies(self, query, pairs, partial):
         s, out = self.spec, []
         for a, b in pairs:
             u = self.draws.random()
@@ -407,7 +431,7 @@ class SimulatedJudge(TextJudge):
                 right = "A" if a.score > b.score else "B"
                 wrong = "B" if right == "A" else "A"
                 v = right if self.draws.random() < s.accuracy else wrong
-            out.append(self._maybe_malformed(f"Feedback: simulated. [RESULT] {v}"))
+            out.append(Reply(self._maybe_malformed(f"Feedback: simulated. [RESULT] {v}")))
         return out
 
 

@@ -69,6 +69,21 @@ def generator_conversations(queries: Sequence[Query], rng: np.random.Generator,
     return out
 
 
+def judge_critiques(digits: int) -> list[str]:
+    """Every critique `arithmetic.critique` can write for `digits`-digit sums (digits + 1
+    steps: one per column and the answer)."""
+    return (["steps so far correct", "all steps correct"]
+            + [f"step {k + 1} wrong" for k in range(digits + 1)])
+
+
+def longest_judge_reply(digits: int) -> str:
+    """The longest well-formed reply the judge LM is trained to write (a pairwise verdict
+    with the two longest critiques); with its stop token it needs len(tokens) + 1 of
+    `judge_lm.max_tokens`."""
+    c = max(judge_critiques(digits), key=len)
+    return f"Feedback: A {c}, B {c} [RESULT] A"
+
+
 def judge_conversations(queries: Sequence[Query], rng: np.random.Generator, *,
                         partial_fraction: float = 0.3) -> list[list[dict]]:
     out = []

@@ -62,6 +62,22 @@ def summarize(chosen: Sequence[float], greedy: Sequence[float], oracle: Sequence
     return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in out.items()}
 
 
+def ratio_ci(num: Sequence[float], den: Sequence[float], *, num_bootstrap: int = 1000,
+             seed: int = 0) -> list[float]:
+    """Query-bootstrap 95 % CI of sum(num) / sum(den) (e.g. a judge's pairwise accuracy
+    from per-query counts of correctly ordered and decided pairs); resamples with
+    sum(den) = 0 are dropped; [nan, nan] when every one is."""
+    n, d = np.asarray(num, float), np.asarray(den, float)
+    if len(n) != len(d) or len(n) == 0:
+        raise ValueError(f"need equal, non-zero numbers of queries; got {len(n)}, {len(d)}")
+    idx = np.random.default_rng(seed).integers(0, len(n), size=(num_bootstrap, len(n)))
+    tot = d[idx].sum(1)
+    ok = tot > 0
+    r = n[idx].sum(1)[ok] / tot[ok]
+    return ([float(np.percentile(r, 2.5)), float(np.percentile(r, 97.5))] if len(r)
+            else [float("nan")] * 2)
+
+
 def pairwise_bias(verdicts: Sequence[tuple[int, int, float]],
                   lengths: Sequence[int] | None = None) -> dict:
     """Position-bias / consistency / length-bias report from one pool's verdicts; merge

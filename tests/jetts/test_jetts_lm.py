@@ -66,9 +66,10 @@ def test_pools_greedy_first_and_local_sampler_matches_chat(lm):
     assert pools[1].responses[0].text == ref.texts[0]
     # batched greedy judging equals one-by-one chat (same shapes as above: no new compile)
     prompts = ["j 1+2", "j pair"]
-    for prompt, t in zip(prompts, judges.local_greedy_batch(lm, prompts, 8)):
-        assert t == lm.chat([{"role": "user", "content": prompt}], temperature=0,
-                            max_tokens=8).texts[0]
+    for prompt, t in zip(prompts, judges.local_greedy_replies(lm, prompts, 8)):
+        ref = lm.chat([{"role": "user", "content": prompt}], temperature=0, max_tokens=8)
+        assert t.text == ref.texts[0]
+        assert t.truncated == (ref.choices[0].finish_reason == "length")   # cut at max_tokens
 
 
 def test_reward_model_positions_prefix_invariance_and_training(lm):

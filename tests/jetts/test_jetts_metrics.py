@@ -63,3 +63,23 @@ def test_simulated_judge_accuracy_length_bias_and_ties():
         judges.SimulatedSpec(position_bias=0.6, length_bias=0.6)
     with pytest.raises(ValueError, match="accuracy"):
         judges.SimulatedSpec(accuracy=1.5)
+
+
+def test_ratio_ci_is_exact_for_a_constant_ratio_and_covers_the_pooled_one():
+    assert metrics.ratio_ci([1, 2, 3], [2, 4, 6], num_bootstrap=50) == [0.5, 0.5]
+    lo, hi = metrics.ratio_ci([0, 4, 1, 3], [4, 4, 4, 4], num_bootstrap=200)
+    assert lo < 8 / 16 < hi
+    assert all(np.isnan(metrics.ratio_ci([0, 0], [0, 0], num_bootstrap=10)))
+    with pytest.raises(ValueError, match="equal"):
+        metrics.ratio_ci([1], [1, 2])
+
+
+def test_rerank_vs_greedy_reads_chance_and_greedy_off_the_cis():
+    from experiments.jetts.train import rerank_vs_greedy
+    row = lambda acc, d: {"judge_accuracy": 0.6, "judge_accuracy_ci": acc, "top1": 40.0,
+                          "greedy": 30.0, "minus_greedy_ci": d}
+    an = rerank_vs_greedy({"oracle/score": row([1, 1], [1, 2]), "a": row([0.55, 0.7], [2, 9]),
+                           "b": row([0.45, 0.7], [-2, 9]), "c": row([0.2, 0.4], [-9, -1])})
+    assert set(an) == {"a", "b", "c"} and an["a"]["minus_greedy"] == 10.0
+    assert [(an[k]["chance"], an[k]["vs_greedy"]) for k in "abc"] == [
+        ("above", "better"), ("at", "tie"), ("below", "worse")]

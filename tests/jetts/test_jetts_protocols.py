@@ -192,3 +192,23 @@ def test_parse_refinement():
         ("revised", "a\nb")
     assert protocols.parse_refinement("NO REVISION NEEDED") == ("no_revision", None)
     assert protocols.parse_refinement("hmm") == ("parse_failure", None)
+
+
+def test_replies_cut_at_max_tokens_are_counted_as_truncated():
+    """A reply that stopped at max_tokens (finish reason "length") is flagged and counted,
+    whether or not its verdict survived; the rate is over all calls."""
+    cut = judges.PromptedJudge(ScriptedLM(lambda p: "Feedback: A steps so far cor",
+                                          finish="length"), "prometheus", seed=0)
+    rs = cut.rate(Q, _pool([1, 0]))
+    vs = cut.compare(Q, [(Response("a", 0), Response("b", 1))])
+    assert all(x.truncated and not x.parsed for x in rs + vs)
+    assert cut.stats["single"]["truncated"] == 2 and cut.stats["pairwise"]["truncated"] == 1
+    assert judges.truncation_rate(cut.stats) == (1 + 2, 3, 1.0)
+    ok = judges.PromptedJudge(ScriptedLM(lambda p: "Feedback: x [RESULT] 3"), "prometheus")
+    assert not ok.rate(Q, _pool([1]))[0].truncated
+    assert judges.truncation_rate(ok.stats) == (0, 1, 0.0)
+    # a cut reply whose verdict survived is still counted as cut (it parsed)
+    late = judges.PromptedJudge(ScriptedLM(lambda p: "[RESULT] 2 and then", finish="length"),
+                                "prometheus")
+    (j,) = late.rate(Q, _pool([1]))
+    assert j.parsed and j.truncated and late.stats["single"]["truncated"] == 1
