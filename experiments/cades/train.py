@@ -99,9 +99,7 @@ def _neural_task(config, train_ev: Events, num_marks: int, norm) -> train_loop.T
     def train_step(state, batch, key):
         del key
         loss, grads = jax.value_and_grad(loss_fn)(state["params"], batch)
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state,
-                 "step": state["step"] + 1}, {"nll_per_time": loss})
+        return train_loop.apply_gradients(state, grads, opt), {"nll_per_time": loss}
 
     def batch_fn(step, rows):
         idx = np.random.default_rng([seed, step]).choice(N, n.batch_size, replace=False)

@@ -98,9 +98,7 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
         del key  # the models are deterministic
         loss, grads = jax.value_and_grad(window_loss, argnums=1)(emulator, state["params"], batch,
                                                                   window)
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates), "opt_state": opt_state,
-                 "step": state["step"] + 1},
+        return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads)})
 
     def batch_fn(step, rows):

@@ -124,14 +124,13 @@ def make_task(train_x: np.ndarray, spec: RunSpec, mesh) -> tuple[train_loop.Task
             return loss_fn(z1, z2), (z1, z2)
 
         (value, (z1, z2)), grads = jax.value_and_grad(objective, has_aux=True)(state["params"])
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        params = optax.apply_updates(state["params"], updates)
+        new_state = train_loop.apply_gradients(state, grads, opt)
         z1, z2 = jax.lax.stop_gradient((z1, z2))
         st = losses.similarity_stats(z1, z2)
         vrns = losses.vrns_loss(z1, z2, n)
         metrics = {"loss": value, "vrns": vrns, "pos_mean": st.pos_mean,
                    "neg_mean": st.neg_mean, "neg_var": st.neg_var}
-        return {"params": params, "opt_state": opt_state, "step": state["step"] + 1}, metrics
+        return new_state, metrics
 
     def batch_fn(step, rows):
         epoch, i = divmod(int(step), spe)
