@@ -1,0 +1,1 @@
+"""3D-FLEG experiment (see README.md)."""

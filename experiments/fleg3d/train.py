@@ -1,0 +1,159 @@
+"""3D-FLEG end to end: data bank, prompt embeddings, base training, incremental sessions.
+
+`train_and_evaluate(config, workdir)` is the whole experiment; `main.py` parses flags.
+
+    config -> validate -> bank (procedural clouds in both domains + descriptors)
+      -> MiniLM prompt embeddings (once; workdir/text_embeddings.npz)
+      -> for each network in config.variants: train_loop.train on the base session in
+         workdir/models/<variant>/ (checkpoints, resume, metrics.jsonl)
+      -> embed every bank row with each frozen network
+      -> for each protocol, method and repeat: protocol.run (sessions one at a time)
+      -> workdir: results.json, results.md, plots/<protocol>_accuracy.png, _harmonic.png
+
+Rerunning the same command resumes training from the checkpoints (finished networks are
+just restored) and recomputes the evaluation (seconds to minutes).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from absl import logging
+
+from lib.common import config as config_lib, mesh as mesh_lib, plotting, train_loop
+from lib.common import report as common_report, workdir as wd
+from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
+from lib.fleg3d.model import FlegNet
+
+validate = config_schema.validate
+
+# trained network -> (FlegNet variant, whether the alignment loss is on)
+NETWORKS = {"fleg3d": ("fleg3d", True), "no_extraction": ("no_extraction", True),
+            "no_embedding": ("no_embedding", True), "no_align": ("fleg3d", False),
+            "filp3d": ("filp3d", False)}
+
+
+def make_model(config, variant: str) -> FlegNet:
+    return FlegNet(NETWORKS[variant][0], tuple(config.model.widths), tuple(config.model.geo_widths),
+                   text_dim=384)
+
+
+def make_task(config, variant: str, bank: bank_lib.Bank, base_text: np.ndarray) -> train_loop.Task:
+    """Base-session training of one network: class-balanced batches of the base train set,
+    random rotation about z per cloud (descriptors are invariant, so only points move)."""
+    model = make_model(config, variant)
+    align = config.loss.align_weight if NETWORKS[variant][1] else 0.0
+    sched = optax.warmup_cosine_decay_schedule(0.0, config.optim.lr, config.optim.warmup_steps,
+                                               config.train.num_steps)
+    opt = optax.adam(sched)
+    rows = bank.protocols["same_domain"].base_train
+    by_class = [rows[bank.labels[rows] == c] for c in range(config.data.base_classes)]
+    m = config.per_class_batch
+    txt = jnp.asarray(base_text)
+
+    def init_state(key):
+        params = model.init(key, jnp.asarray(bank.points[:1]), jnp.asarray(bank.desc[:1]))
+        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+
+    def train_step(state, batch, key):
+        def loss_fn(p):
+            out = model.apply(p, batch["points"], batch["desc"])
+            return scoring.base_loss(out, batch["labels"], txt,
+                                     temperature=config.model.temperature, align_weight=align)
+        grads, metrics = jax.grad(loss_fn, has_aux=True)(state["params"])
+        return train_loop.apply_gradients(state, grads, opt), metrics
+
+    def batch_fn(step, sl):
+        rng = np.random.default_rng([config.train.seed, step])
+        idx = np.concatenate([rng.choice(r, m, replace=False) for r in by_class])
+        a = rng.uniform(0, 2 * np.pi, len(idx))
+        rot = np.zeros((len(idx), 3, 3), np.float32)
+        rot[:, 0, 0], rot[:, 0, 1], rot[:, 1, 0], rot[:, 1, 1] = np.cos(a), -np.sin(a), np.sin(a), np.cos(a)
+        rot[:, 2, 2] = 1
+        pts = np.einsum("bij,bnj->bni", rot, bank.points[idx]).astype(np.float32)
+        return {"points": pts[sl], "desc": bank.desc[idx][sl],
+                "labels": bank.labels[idx].astype(np.int32)[sl]}
+
+    return train_loop.Task(init_state, train_step, batch_fn, m * config.data.base_classes)
+
+
+def method_table(config, bank, emb, text_all, params_filp) -> dict:
+    """{method name: protocol.Method}: 3D-FLEG, its ablations, the four baselines."""
+    g = config.model.proto_weight
+    out = {}
+    for name, variant in (("3D-FLEG", "fleg3d"), ("w/o extraction", "no_extraction"),
+                          ("w/o embedding", "no_embedding"), ("w/o alignment loss", "no_align"),
+                          ("FILP-3D-like", "filp3d")):
+        if variant in emb:
+            out[name] = methods.PromptPrototype(emb[variant], text_all, "prompt+proto", g,
+                                                calibrate=config.model.calibrate)
+    out["NCM prototypes"] = methods.PromptPrototype(emb["filp3d"], text_all, "proto")
+    out["text zero-shot"] = methods.PromptPrototype(emb["filp3d"], text_all, "text")
+    out["fine-tuning"] = methods.FineTune(
+        make_model(config, "filp3d").apply, params_filp, bank.points, bank.desc, text_all,
+        steps=config.eval.finetune_steps, lr=config.eval.finetune_lr,
+        temperature=config.model.temperature)
+    return out
+
+
+def train_and_evaluate(config, workdir: str) -> dict:
+    validate(config)
+    t0 = time.time()
+    mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
+    primary = mesh_lib.is_primary()
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    bank = bank_lib.build(config)
+    logging.info("bank: %d clouds of %d points, descriptor dim %d", *bank.points.shape[:2],
+                 bank.desc.shape[1])
+    text_all = text.prompt_embeddings(config.data.classes, config.text.template,
+                                      os.path.join(workdir, "text_embeddings.npz"))
+    base_text = text_all[:config.data.base_classes]
+    emb, params, train_info = {}, {}, {}
+    for variant in config.variants:
+        task = make_task(config, variant, bank, base_text)
+        t1 = time.time()
+        res = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
+                               workdir=os.path.join(workdir, "models", variant), mesh=mesh)
+        if res.preempted:
+            return {"preempted": True}
+        params[variant] = jax.device_get(res.state["params"])
+        emb[variant] = methods.embed_bank(make_model(config, variant).apply, params[variant],
+                                          bank.points, bank.desc)
+        train_info[variant] = {"steps": res.step, "resumed_from": res.resumed_from,
+                               "wall_s": time.time() - t1}
+    table = method_table(config, bank, emb, text_all, params["filp3d"])
+    results = {"protocols": {}, "train": train_info, "num_clouds": int(len(bank.labels)),
+               "descriptor_dim": int(bank.desc.shape[1]), "classes": list(config.data.classes),
+               "session_classes": [list(s) for s in bank.protocols["same_domain"].session_classes]}
+    for pname in config.eval.protocols:
+        prot = bank.protocols[pname]
+        results["protocols"][pname] = {
+            name: protocol.summarise([protocol.run(prot, m, shots=config.data.shots,
+                                                   seed=config.seed, repeat=r)
+                                      for r in range(config.eval.repeats)])
+            for name, m in table.items()}
+    results["targets"] = report.targets(results)
+    results["machine"] = common_report.machine()
+    results["wall_s"] = time.time() - t0
+    if primary:
+        if config.eval.plots:
+            for pname, by_method in results["protocols"].items():
+                _plots(os.path.join(workdir, wd.PLOTS), pname, by_method)
+        wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
+        with open(os.path.join(workdir, "results.md"), "w") as f:
+            f.write(report.tables(results) + "\n")
+    return results
+
+
+def _plots(plot_dir: str, pname: str, by_method: dict) -> None:
+    for key, label in (("acc", "accuracy (all seen classes)"), ("harmonic", "harmonic accuracy")):
+        series = {}
+        for name, s in by_method.items():
+            xs = [i for i, v in enumerate(s[key]) if v is not None]
+            series[name] = (xs, [s[key][i] for i in xs])
+        plotting.line_plot(os.path.join(plot_dir, f"{pname}_{key}.png"), series,
+                           xlabel="session", ylabel=label, title=f"3D-FLEG, {pname}")

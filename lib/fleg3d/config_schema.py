@@ -1,0 +1,93 @@
+"""What a 3D-FLEG experiment config may hold, and the checks run before any compute.
+
+Blocks: `data` (class list in session order, base/ways/shots, set sizes), `geometry`
+(descriptor neighbourhood and bins), `shift` (the synthetic -> real shift), `text`
+(prompt template), `model`, `loss`, `optim`, `train` + `per_class_batch`, `mesh`,
+`variants` (networks trained: 3D-FLEG, its ablations, the FILP-3D-like base of the
+baselines), `eval` (protocols, repeats, fine-tuning baseline), plus `tag` and `seed`.
+"""
+from __future__ import annotations
+
+import ml_collections
+
+from lib.common import config as config_lib
+from lib.common.config import Bool, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.fleg3d.shapes import CLASSES
+
+TRAINED = ("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d")
+PROTOCOLS = ("same_domain", "cross_domain")
+_P = dict(lo=0.0, lo_open=True)
+
+SCHEMA: dict[str, Rule] = {
+    **config_lib.TRAIN_SCHEMA,
+    **config_lib.MESH_SCHEMA,
+    "tag": Str(allow_empty=False),
+    "seed": Int(lo=0),
+    "data.classes": Names(CLASSES),
+    "data.base_classes": Int(lo=2),
+    "data.ways": Int(lo=1),
+    "data.shots": Int(lo=1),
+    "data.num_points": Int(lo=8, hi=8192),
+    "data.train_per_class": Int(lo=1),
+    "data.test_per_class": Int(lo=1),
+    "data.pool_per_class": Int(lo=1),
+    "data.tilt_deg": Float(lo=0.0, hi=90.0),
+    "geometry.k": Int(lo=3),
+    "geometry.bins": Int(lo=2, hi=64),
+    "geometry.d2_bins": Int(lo=2, hi=128),
+    "geometry.radial_bins": Int(lo=2, hi=64),
+    "shift.crop_min": Float(lo=0.0, hi=0.9),
+    "shift.crop_max": Float(lo=0.0, hi=0.9),
+    "shift.density_strength": Float(lo=0.0),
+    "shift.clutter_fraction": Float(lo=0.0, hi=0.5),
+    "shift.outlier_fraction": Float(lo=0.0, hi=0.5),
+    "shift.jitter": Float(lo=0.0, hi=0.2),
+    "text.template": Str(allow_empty=False),
+    "model.widths": Ints(lo=1),
+    "model.geo_widths": Ints(lo=1),
+    "model.temperature": Float(**_P),
+    "model.proto_weight": Float(lo=0.0),
+    "model.calibrate": Bool(),
+    "loss.align_weight": Float(lo=0.0),
+    "optim.lr": Float(**_P, hi=1.0),
+    "optim.warmup_steps": Int(lo=0),
+    "per_class_batch": Int(lo=1),
+    "variants": Names(TRAINED),
+    "eval.protocols": Names(PROTOCOLS),
+    "eval.repeats": Int(lo=1),
+    "eval.finetune_steps": Int(lo=1),
+    "eval.finetune_lr": Float(**_P, hi=1.0),
+    "eval.plots": Bool(),
+}
+
+
+def _check_cross(c: ml_collections.ConfigDict) -> None:
+    n, b, w = len(c.data.classes), c.data.base_classes, c.data.ways
+    if n <= b or (n - b) % w:
+        raise ConfigError(f"config key 'data.classes' has {n} classes; after "
+                          f"data.base_classes = {b} the rest must split into sessions of "
+                          f"data.ways = {w} new classes (at least one session)")
+    if c.data.shots > c.data.pool_per_class:
+        raise ConfigError(f"config key 'data.shots' = {c.data.shots} is not allowed; it must be "
+                          f"<= data.pool_per_class = {c.data.pool_per_class}")
+    if c.geometry.k + 1 > c.data.num_points:
+        raise ConfigError(f"config key 'geometry.k' = {c.geometry.k} is not allowed; a cloud of "
+                          f"data.num_points = {c.data.num_points} needs k + 1 <= num_points")
+    if c.shift.crop_max < c.shift.crop_min:
+        raise ConfigError(f"config key 'shift.crop_max' = {c.shift.crop_max} is not allowed; it "
+                          f"must be >= shift.crop_min = {c.shift.crop_min}")
+    if c.per_class_batch > c.data.train_per_class:
+        raise ConfigError(f"config key 'per_class_batch' = {c.per_class_batch} is not allowed; "
+                          f"it must be <= data.train_per_class = {c.data.train_per_class}")
+    for need in ("fleg3d", "filp3d"):
+        if need not in c.variants:
+            raise ConfigError(f"config key 'variants' = {tuple(c.variants)} is not allowed; it "
+                              f"must include {need!r} (the method, or the baselines' network)")
+    if "{}" not in c.text.template:
+        raise ConfigError(f"config key 'text.template' = {c.text.template!r} is not allowed; it "
+                          "needs '{}' where the class name goes")
+
+
+def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))

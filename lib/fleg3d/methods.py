@@ -1,0 +1,142 @@
+"""The incremental learners compared: 3D-FLEG (and its ablations / FILP-3D-like), NCM
+prototypes, text-only zero-shot, and fine-tuning. All implement `protocol.Method`.
+
+The first three use a frozen base-trained network, whose embeddings of every bank row are
+computed once (`emb = {"z": (M, D), "e": (M, D)}`); a session then costs a few means.
+Fine-tuning keeps training the network on each session's shots (that is how it forgets).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from lib.fleg3d import scoring
+
+
+def _unit(x):
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-8)
+
+
+class PromptPrototype:
+    """Scoring eq. (4) of `lib.fleg3d.scoring` on frozen embeddings.
+
+    mode "prompt+proto": s = u·t' + γ u·p (3D-FLEG; with e ≡ 0 the FILP-3D-like variant)
+    mode "proto":        s = u·p         (nearest class mean)
+    mode "text":         s = u·t         (text-only zero-shot: new classes use no shots)
+    `calibrate` (prompt+proto only) subtracts each class's mean score over its own support,
+    eq. (5) of `lib.fleg3d.scoring`.
+    """
+
+    def __init__(self, emb: dict, text: np.ndarray, mode: str, proto_weight: float = 1.0,
+                 calibrate: bool = False):
+        if mode not in ("prompt+proto", "proto", "text"):
+            raise ValueError(f"unknown mode {mode!r}")
+        self.u = _unit(_unit(emb["z"]) + emb["e"])
+        self.e, self.text, self.mode, self.gamma = emb["e"], text, mode, proto_weight
+        self.calibrate = calibrate
+
+    def init(self):
+        c, d = self.text.shape
+        return {"e_mean": np.zeros((c, d), np.float32), "proto": np.zeros((c, d), np.float32),
+                "offset": np.zeros(c, np.float32)}
+
+    def _class_scores(self, state, u, classes):
+        prompts = _unit(self.text[classes] + state["e_mean"][classes])
+        return u @ prompts.T + self.gamma * u @ state["proto"][classes].T
+
+    def learn(self, state, session):
+        state = {k: v.copy() for k, v in state.items()}
+        for c in session.classes:
+            rows = session.support[session.labels == c]
+            state["e_mean"][c] = self.e[rows].mean(0)
+            state["proto"][c] = _unit(self.u[rows].mean(0))
+            if self.calibrate and self.mode == "prompt+proto":      # eq. (5) of scoring
+                state["offset"][c] = self._class_scores(state, self.u[rows], [c]).mean()
+        return state
+
+    def predict(self, state, rows, seen):
+        seen = np.asarray(seen)
+        u = self.u[rows]
+        if self.mode == "text":
+            s = u @ self.text[seen].T
+        elif self.mode == "proto":
+            s = u @ state["proto"][seen].T
+        else:
+            s = self._class_scores(state, u, seen) - state["offset"][seen]
+        return seen[np.argmax(s, axis=1)]
+
+
+class FineTune:
+    """Fine-tuning baseline: the base-trained (FILP-3D-like) network, classifier = cosine
+    to the text prompts of the seen classes; each new session trains every parameter on
+    that session's shots only (`steps` full-batch Adam steps, CE over the seen classes)."""
+
+    def __init__(self, apply_fn: Callable, params, bank_points, bank_desc, text, *,
+                 steps: int, lr: float, temperature: float, batch: int = 128):
+        self.apply, self.params, self.text = apply_fn, params, jnp.asarray(text)
+        self.points, self.desc = bank_points, bank_desc
+        self.steps, self.temperature, self.batch = steps, temperature, batch
+        self.opt = optax.adam(lr)
+        self._embed = jax.jit(lambda p, x, d: scoring.normalise(self.apply(p, x, d)["z"]))
+
+        def loss(p, x, d, y, seen_mask):
+            z = scoring.normalise(self.apply(p, x, d)["z"])
+            logits = jnp.where(seen_mask, z @ self.text.T / self.temperature, -1e9)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+        def fit(p, x, d, y, seen_mask):
+            def step(carry, _):
+                p, o = carry
+                g = jax.grad(loss)(p, x, d, y, seen_mask)
+                upd, o = self.opt.update(g, o, p)
+                return (optax.apply_updates(p, upd), o), None
+            (p, _), _ = jax.lax.scan(step, (p, self.opt.init(p)), None, length=self.steps)
+            return p
+        self._fit = jax.jit(fit)
+
+    def init(self):
+        return {"params": self.params, "seen": ()}
+
+    def learn(self, state, session):
+        seen = state["seen"] + session.classes
+        if session.index == 0:                       # base session: the base-trained network
+            return {"params": state["params"], "seen": seen}
+        mask = np.zeros(self.text.shape[0], bool)
+        mask[list(seen)] = True
+        rows = session.support
+        params = self._fit(state["params"], jnp.asarray(self.points[rows]),
+                           jnp.asarray(self.desc[rows]), jnp.asarray(session.labels),
+                           jnp.asarray(mask))
+        return {"params": params, "seen": seen}
+
+    def predict(self, state, rows, seen):
+        seen = np.asarray(seen)
+        z = _chunked(lambda p, d: {"z": self._embed(state["params"], p, d)},
+                     self.points[rows], self.desc[rows], self.batch, fixed=True)["z"]
+        return seen[np.argmax(z @ np.asarray(self.text)[seen].T, axis=1)]
+
+
+def _chunked(fn, points, desc, batch: int, fixed: bool = False) -> dict:
+    """fn over chunks of `batch` rows (of min(batch, M) unless `fixed`), the last one
+    zero-padded, so that one compiled shape serves every call."""
+    n = len(points)
+    size = batch if fixed else min(batch, n)
+    outs = []
+    for i in range(0, n, size):
+        p, d = points[i:i + size], desc[i:i + size]
+        pad = size - len(p)
+        if pad:
+            p = np.concatenate([p, np.zeros((pad,) + p.shape[1:], p.dtype)])
+            d = np.concatenate([d, np.zeros((pad,) + d.shape[1:], d.dtype)])
+        outs.append({k: np.asarray(v)[:size - pad] for k, v in fn(p, d).items()})
+    return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+
+
+def embed_bank(apply_fn, params, points, desc, batch: int = 256) -> dict:
+    """{"z", "e"} (M, D) numpy embeddings of every bank row under a frozen network."""
+    f = jax.jit(apply_fn)
+    return _chunked(lambda p, d: f(params, p, d), points, desc, batch)
