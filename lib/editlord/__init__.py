@@ -1,0 +1,14 @@
+"""EditLord (Li et al., ICML 2025): explicit code-transformation rules for code editing.
+
+    library.py       injected rule library: inverse rewrite, forward rule, checker (ground truth)
+    pairs.py         HumanEval before/after pairs with known rules; loader for user pairs
+    patterns.py      AST differences -> abstract "switch from X to Y" code patterns
+    rulebook.py      meta-rules and the readable, editable rule book file (JSON lines)
+    learner.py       Backend interface, offline backend (AST + MiniLM), Algorithm 1,
+                     manifestation, rule-recovery precision / recall
+    lm_backend.py    the same backend steps asked of a served LM (paper's prompt structure)
+    editor.py        fine-tuning formats (four variants), prompting and iterative modes
+    perturb.py       semantics-preserving perturbations (robustness)
+    report.py        tables, targets, plots of a run
+    config_schema.py config keys and checks
+"""

@@ -1,0 +1,130 @@
+"""Tables, targets and plots of an EditLord run (results.json -> markdown / png)."""
+from __future__ import annotations
+
+import os
+
+from lib.common import plotting
+from lib.common.report import cell
+
+METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
+                "success": "pass and all removed", "exact": "exact match", "parsed": "parses"}
+
+
+def targets(r: dict) -> dict:
+    """The issue's targets, each {"met": bool|None, "detail": str}."""
+    out = {}
+    rec = r.get("rules", {}).get("recovery")
+    if rec:
+        met = rec["precision"] >= 0.8 and rec["recall"] >= 0.8
+        out["rule_recovery"] = {"met": met, "detail": f"precision {rec['precision']:.2f}, "
+                                f"recall {rec['recall']:.2f} (>= 0.8 each)"}
+    eds = r.get("editors", {})
+    if "base" in eds and "spec_rules" in eds:
+        b, s = eds["base"]["eval"], eds["spec_rules"]["eval"]
+        bc, sc = b["conditions"]["clean"], s["conditions"]["clean"]
+        met = sc["fixed"] > bc["fixed"] and sc["correct"] > bc["correct"]
+        out["rules_beat_base"] = {"met": met, "detail": (
+            f"+spec+rules vs base, clean held-out: anti-patterns removed {sc['fixed']:.3f} vs "
+            f"{bc['fixed']:.3f}, tests pass {sc['correct']:.3f} vs {bc['correct']:.3f}")}
+        if "mean_drop" in b and "mean_drop" in s:
+            db, ds = b["mean_drop"], s["mean_drop"]
+            met = ds["success"] < db["success"] and ds["fixed"] < db["fixed"]
+            out["robustness"] = {"met": met, "detail": (
+                f"mean drop under perturbation, +spec+rules vs base: success {ds['success']:+.3f} "
+                f"vs {db['success']:+.3f}, anti-patterns removed {ds['fixed']:+.3f} vs "
+                f"{db['fixed']:+.3f} (smaller drop = advantage grows)")}
+    return out
+
+
+def tables(r: dict) -> str:
+    lines = []
+    d = r["data"]
+    lines += [f"Pairs: {d['pairs']} ({d['train_pairs']} train from {d['train_problems']} problems, "
+              f"{d['test_pairs']} held-out from {d['test_problems']} problems).", ""]
+    ru = r.get("rules", {})
+    if "num_rules" in ru:
+        lines.append(f"Rule learning: {ru.get('num_raw', '—')} extracted rules -> "
+                     f"{ru['num_rules']} meta-rules in {ru.get('iterations', '—')} Algorithm-1 "
+                     f"rounds (converged: {cell(ru.get('converged'))}; pruned "
+                     f"{ru.get('pruned', '—')}, added {ru.get('added', '—')}, merged "
+                     f"{ru.get('merged', '—')}).")
+    rec = ru.get("recovery")
+    if rec:
+        lines += ["", "| rule recovery | value |", "|---|---|",
+                  f"| precision (learned rules firing ≥ 80 % where one injected rule was) | {cell(rec['precision'])} |",
+                  f"| recall (injected rules covered ≥ 50 %) | {cell(rec['recall'])} |",
+                  f"| learned rules / eligible injected rules | {rec['num_learned']} / {rec['num_eligible']} |",
+                  f"| missed | {', '.join(rec['missed']) or '—'} |"]
+    eds = r.get("editors", {})
+    if eds:
+        lines += ["", "| editor variant | train loss | parses | tests pass | anti-patterns removed | "
+                  "pass and all removed | exact | perturbed: pass and all removed | mean drop (success) | mean drop (removed) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for v, e in eds.items():
+            c = e["eval"]["conditions"]["clean"]
+            p = e["eval"].get("perturbed", {})
+            md = e["eval"].get("mean_drop", {})
+            lines.append(f"| {v} | {cell(e['train']['final_loss'])} | {cell(c['parsed'])} | "
+                         f"{cell(c['correct'])} | {cell(c['fixed'])} | {cell(c['success'])} | "
+                         f"{cell(c['exact'])} | {cell(p.get('success'))} | "
+                         f"{cell(md.get('success'))} | {cell(md.get('fixed'))} |")
+    preds = {v: e["eval"]["rule_prediction"] for v, e in eds.items()
+             if e["eval"].get("rule_prediction")}
+    if preds:
+        lines += ["", "| editor variant | generated rule lines | manifested rules | rule precision | rule recall |",
+                  "|---|---|---|---|---|"]
+        for v, rp in preds.items():
+            lines.append(f"| {v} | {rp['generated']} | {rp['gold']} | {cell(rp['precision'])} | "
+                         f"{cell(rp['recall'])} |")
+    sv = r.get("served")
+    if sv:
+        lines += ["", "| served mode | tests pass | anti-patterns removed | pass and all removed |",
+                  "|---|---|---|---|"]
+        for m in ("prompting", "iterative"):
+            s = sv[m]
+            lines.append(f"| {m} | {cell(s['correct'])} | {cell(s['fixed'])} | {cell(s['success'])} |")
+    tg = r.get("targets", {})
+    if tg:
+        lines += ["", "| target | met | measured |", "|---|---|---|"]
+        for k, v in tg.items():
+            lines.append(f"| {k} | {'MET' if v['met'] else 'MISSED'} | {v['detail']} |")
+    return "\n".join(lines)
+
+
+def plots(r: dict, plot_dir: str) -> list[str]:
+    import matplotlib.pyplot as plt
+    import numpy as np
+    os.makedirs(plot_dir, exist_ok=True)
+    out = []
+    eds = r.get("editors", {})
+    curves = {v: ([s for s, _ in e["train"]["loss_curve"]], [l for _, l in e["train"]["loss_curve"]])
+              for v, e in eds.items() if e["train"].get("loss_curve")}
+    if curves:
+        out.append(plotting.line_plot(os.path.join(plot_dir, "editor_loss.png"), curves,
+                                      xlabel="step", ylabel="masked NLL", logy=True,
+                                      title="Editor fine-tuning (assistant tokens)"))
+    if eds:
+        conds = ["clean"] + [k for k in next(iter(eds.values()))["eval"]["conditions"] if k != "clean"]
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+        for ax, m in zip(axes, ("correct", "fixed", "success")):
+            w = 0.8 / len(eds)
+            for i, (v, e) in enumerate(eds.items()):
+                ys = [e["eval"]["conditions"].get(c, {}).get(m) or 0.0 for c in conds]
+                ax.bar(np.arange(len(conds)) + i * w, ys, w, label=v)
+            ax.set_xticks(np.arange(len(conds)) + 0.4 - w / 2, conds, fontsize=8)
+            ax.set_title(METRIC_NAMES[m])
+            ax.set_ylim(0, 1)
+        axes[0].legend(fontsize=8)
+        out.append(plotting.save(fig, os.path.join(plot_dir, "editing_metrics.png")))
+    rec = r.get("rules", {}).get("recovery")
+    if rec:
+        names = sorted(rec["coverage"])
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        ax.bar(range(len(names)), [rec["coverage"][n] for n in names])
+        ax.axhline(0.5, color="gray", linestyle="--", linewidth=1)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel("coverage by learned rules")
+        ax.set_title("Rule recovery per injected rule")
+        fig.tight_layout()
+        out.append(plotting.save(fig, os.path.join(plot_dir, "rule_recovery.png")))
+    return out
