@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from lib.common import jsonl
 from lib.tpp.events import Events, SequenceError, check_sequence, from_lists, to_lists
 
 _KEYS = {"id", "t_max", "times", "marks"}
@@ -22,28 +23,18 @@ def load_jsonl(path: str, num_marks: int | None = None, max_len: int | None = No
                ) -> tuple[Events, list[str]]:
     """(padded Events, ids). num_marks: the mark alphabet size (default: max mark + 1)."""
     records = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise SequenceError(f"{where}: not valid JSON ({err.msg})") from None
-            if not isinstance(rec, dict):
-                raise SequenceError(f"{where}: expected a JSON object per line")
-            name = f"'{rec.get('id', f'line {lineno}')}' ({where})"
-            unknown = sorted(set(rec) - _KEYS)
-            if unknown:
-                raise SequenceError(f"sequence {name}: unknown field(s) {unknown}; allowed "
-                                    f"{sorted(_KEYS)}")
-            for key in ("times", "t_max"):
-                if key not in rec:
-                    raise SequenceError(f"sequence {name}: missing field '{key}'")
-            if not isinstance(rec["times"], list):
-                raise SequenceError(f"sequence {name}: 'times' must be a list of numbers")
-            records.append((name, rec))
+    for where, rec in jsonl.records(path, error=SequenceError):
+        name = f"'{rec.get('id', 'line ' + where.rsplit(':', 1)[1])}' ({where})"
+        unknown = sorted(set(rec) - _KEYS)
+        if unknown:
+            raise SequenceError(f"sequence {name}: unknown field(s) {unknown}; allowed "
+                                f"{sorted(_KEYS)}")
+        for key in ("times", "t_max"):
+            if key not in rec:
+                raise SequenceError(f"sequence {name}: missing field '{key}'")
+        if not isinstance(rec["times"], list):
+            raise SequenceError(f"sequence {name}: 'times' must be a list of numbers")
+        records.append((name, rec))
     if not records:
         raise SequenceError(f"{path}: no sequences")
     marks_given = any("marks" in r for _, r in records)

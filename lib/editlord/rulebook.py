@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from lib.common import jsonl
 from lib.editlord import patterns
 
 _SWITCH_RE = re.compile(r"^\s*switch from (.+?) to (.+?)\s*\.?\s*$", re.DOTALL | re.IGNORECASE)
@@ -84,40 +85,30 @@ def load(path: str, kind: str = "pattern") -> list[Rule]:
     if not os.path.exists(path):
         raise RuleBookError(f"rule book {path} does not exist")
     rules = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RuleBookError(f"{where}: not valid JSON ({e.msg})") from None
-            if not isinstance(d, dict):
-                raise RuleBookError(f"{where}: expected a JSON object")
-            text, alts = d.get("text"), d.get("alternatives")
-            if not isinstance(text, str) or not text.strip():
-                raise RuleBookError(f"{where}: rule has no 'text'")
-            if not isinstance(alts, list) or not alts:
-                raise RuleBookError(f"{where}: rule has no 'alternatives' list")
-            out = []
-            for a in alts:
-                if not (isinstance(a, list) and len(a) == 2 and all(isinstance(s, str) and s.strip()
-                                                                    for s in a)):
-                    raise RuleBookError(f"{where}: alternative {a!r} is not a pair [X, Y] of "
-                                        "non-empty strings")
-                if kind == "pattern":
-                    for s in a:
-                        try:
-                            patterns.key(s)
-                        except SyntaxError as e:
-                            raise RuleBookError(f"{where}: pattern {s!r} does not parse as "
-                                                f"Python ({e.msg})") from None
-                out.append((a[0], a[1]))
-            support = d.get("support", 0)
-            if not isinstance(support, int) or support < 0:
-                raise RuleBookError(f"{where}: support {support!r} must be an int >= 0")
-            rules.append(Rule(text.strip(), tuple(out), support, str(d.get("id", ""))))
+    for where, d in jsonl.records(path, error=RuleBookError):
+        text, alts = d.get("text"), d.get("alternatives")
+        if not isinstance(text, str) or not text.strip():
+            raise RuleBookError(f"{where}: rule has no 'text'")
+        if not isinstance(alts, list) or not alts:
+            raise RuleBookError(f"{where}: rule has no 'alternatives' list")
+        out = []
+        for a in alts:
+            if not (isinstance(a, list) and len(a) == 2 and all(isinstance(s, str) and s.strip()
+                                                                for s in a)):
+                raise RuleBookError(f"{where}: alternative {a!r} is not a pair [X, Y] of "
+                                    "non-empty strings")
+            if kind == "pattern":
+                for s in a:
+                    try:
+                        patterns.key(s)
+                    except SyntaxError as e:
+                        raise RuleBookError(f"{where}: pattern {s!r} does not parse as "
+                                            f"Python ({e.msg})") from None
+            out.append((a[0], a[1]))
+        support = d.get("support", 0)
+        if not isinstance(support, int) or support < 0:
+            raise RuleBookError(f"{where}: support {support!r} must be an int >= 0")
+        rules.append(Rule(text.strip(), tuple(out), support, str(d.get("id", ""))))
     if not rules:
         raise RuleBookError(f"rule book {path} is empty")
     return rules

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import jsonl, train_loop
 from lib.lm import chat
 from lib.lm.model import LMConfig, forward, init_params
 from lib.lm.tokenizer import Tokenizer
@@ -38,23 +38,16 @@ from lib.lm.tokenizer import Tokenizer
 def load_chat_jsonl(path: str) -> list[list[dict]]:
     """Conversations from a chat JSONL file; ValueError naming `path:line` when bad."""
     out = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-            if not isinstance(record, dict) or "messages" not in record:
-                raise ValueError(f"{path}:{lineno}: expected an object with a 'messages' list")
-            try:
-                msgs = chat.check_messages(record["messages"])
-            except ValueError as e:
-                raise ValueError(f"{path}:{lineno}: {e}") from None
-            if not any(m["role"] == "assistant" for m in msgs):
-                raise ValueError(f"{path}:{lineno}: no assistant turn to learn from")
-            out.append(msgs)
+    for where, record in jsonl.records(path):
+        if "messages" not in record:
+            raise ValueError(f"{where}: expected an object with a 'messages' list")
+        try:
+            msgs = chat.check_messages(record["messages"])
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        if not any(m["role"] == "assistant" for m in msgs):
+            raise ValueError(f"{where}: no assistant turn to learn from")
+        out.append(msgs)
     if not out:
         raise ValueError(f"{path}: no conversations")
     return out

@@ -17,6 +17,8 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 
+from lib.common import jsonl
+
 FIELDS = ("repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement",
           "hints_text", "created_at", "version", "FAIL_TO_PASS", "PASS_TO_PASS",
           "environment_setup_commit")
@@ -66,17 +68,10 @@ def load(path: str) -> list[dict]:
     if not os.path.exists(path):
         raise ValueError(f"instance file {path!r} does not exist")
     out: list[dict] = []
-    with open(path) as f:
-        if path.endswith(".jsonl"):
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-                out.append(validate_record(obj, f"{path}:{lineno}"))
-        else:
+    if path.endswith(".jsonl"):
+        out = [validate_record(obj, where) for where, obj in jsonl.records(path)]
+    else:
+        with open(path) as f:
             try:
                 data = json.load(f)
             except json.JSONDecodeError as e:
