@@ -73,12 +73,13 @@ def run_setting(config, setting: str, sets: dict, feats: dict, key, plot_dir) ->
         spec = estimators.ESTIMATORS[name]
         x = None if spec.adjust in (None, "confounder") else sets[spec.adjust]
         t0 = time.perf_counter()
-        theta, se = estimators.run(name, config, x, conf, reps, jax.random.fold_in(key, i + 1),
-                                   config.eval.rep_batch)
+        theta, se, rmse = estimators.run(name, config, x, conf, reps,
+                                         jax.random.fold_in(key, i + 1), config.eval.rep_batch)
         theta, se = np.asarray(theta), np.asarray(se)
         s = report.summarize(theta, se, sim.theta, config.dml.level)
         s.update({"adjust": spec.adjust or "none", "seconds": time.perf_counter() - t0,
-                  "thetas": theta, "ses": se})
+                  "thetas": theta, "ses": se,
+                  "nuisance_rmse": report.summarize_rmse(rmse)})
         block["estimators"][name] = s
         logging.info("%s / %s: bias %+.4f (MC se %.4f), coverage %s, %.0f s", setting, name,
                      s["bias"], s["bias_mc_se"], s["coverage"], s["seconds"])

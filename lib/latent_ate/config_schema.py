@@ -3,7 +3,9 @@
 Blocks: `data` (image set, pre-training/pool split, the label classes), `pretrain` (the
 three networks: cnn, pixel_ae, confounder_ae), `sim` (settings, n, replications, the
 designs' parameters), `dml` (folds, repeated splits, clipping, linear learners' penalties),
-`mlp` (neural nuisances), `estimators`, `id` (intrinsic dimension), `eval`, `mesh`, plus
+`mlp` (neural nuisances: architecture, Adam, and how the L2 penalty and the stopping
+time are chosen — `penalty` "cv" over `l2_grid` with `cv_folds` inner folds, "scaled"
+λ = l2_scale / n_fit, or "fixed" l2_outcome / l2_propensity), `estimators`, `id` (intrinsic dimension), `eval`, `mesh`, plus
 `tag` and `seed`.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ from lib.common.config import (MESH_SCHEMA, Bool, Choice, ConfigError, Float, Fl
     Names, Rule, Str)
 from lib.latent_ate.dml import AGGREGATIONS
 from lib.latent_ate.estimators import ESTIMATORS
+from lib.latent_ate.learners import PENALTIES
 from lib.latent_ate.semisynthetic import SETTINGS
 
 DATASETS = ("digits", "fashion_mnist")
@@ -62,6 +65,10 @@ SCHEMA: dict[str, Rule] = {
     "mlp.lr": Float(lo=0.0, lo_open=True),
     "mlp.steps": Int(lo=1),
     "mlp.val_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "mlp.penalty": Choice(PENALTIES),
+    "mlp.l2_grid": Floats(lo=0.0),
+    "mlp.cv_folds": Int(lo=2, hi=10),
+    "mlp.l2_scale": Float(lo=0.0),
     "mlp.l2_outcome": Float(lo=0.0),
     "mlp.l2_propensity": Float(lo=0.0),
     "mlp.eval_every": Int(lo=1),

@@ -17,9 +17,11 @@ Learners:
                         the λ grid from one eigendecomposition; λ = 0 is OLS.
   logistic(l2)          Newton–IRLS, L2 penalty on the slopes (not the intercept).
   lasso(alpha)          FISTA on (1/2Σw) Σ w (y − b − xβ)² + α‖β‖₁ (scikit-learn's scaling).
-  mlp(...)              Flax MLP, full-batch Adam (optax); a random part of the training
-                        rows is held out for early stopping (the best-validation parameters
-                        are kept). Regression: MSE on standardised y; classification: BCE.
+  mlp(...)              Flax MLP, full-batch Adam (optax), L2 penalty and early stopping,
+                        both chosen inside the training rows: by cross-validation over a λ
+                        grid and the stopping checkpoint (penalty="cv"), or a fixed /
+                        1/n-scaled λ with early stopping on a held-out part (see `mlp`).
+                        Regression: MSE on standardised y; classification: BCE.
   sklearn_learner(est)  any scikit-learn estimator (not vmappable; looped), for comparison.
 """
 from __future__ import annotations
@@ -235,42 +237,33 @@ class MLP(nn.Module):
         return nn.Dense(1)(x)[:, 0]
 
 
-def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: int = 300,
-        val_fraction: float = 0.2, l2: float = 1e-4, eval_every: int = 5,
-        name: str | None = None) -> Learner:
-    """A Flax MLP nuisance trained by full-batch Adam with an L2 penalty and early stopping.
+PENALTIES = ("cv", "scaled", "fixed")
 
-    Of the training rows (w > 0), a random `val_fraction` (drawn from `key`) is held out;
-    the network is trained on the rest for `steps` Adam steps on standardised inputs
-    (weighted training moments) and, for regression, standardised y, minimising the mean
-    loss + (l2/2)·Σ‖kernel‖² (biases unpenalised); every `eval_every`
-    steps the held-out loss is computed and the parameters with the lowest one so far are
-    kept (early stopping without the data-dependent loop length, so the whole fit stays
-    vmappable). The cross-fitting evaluation fold is never seen.
+
+def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
+    """train(x, y, tr, val, l2, key, stop_at) -> (params, (mean, std, y_mean, y_std), curve).
+
+    Standardises x (and, for regression, y) with the weighted moments of the rows tr,
+    initialises the network from `key`, runs `steps` full-batch Adam steps on
+    mean loss(tr) + (l2/2)·Σ‖kernel‖² (biases unpenalised; l2 may be traced) and, after each
+    of the T = steps // eval_every chunks, records the mean loss on the rows val (curve (T,)).
+    stop_at < 0: keeps the parameters with the lowest val loss so far, the initial ones
+    included (early stopping); stop_at = t >= 0: keeps the parameters after chunk t + 1.
     """
-    if task not in TASKS:
-        raise ValueError(f"mlp task must be one of {TASKS}, got {task!r}")
-    if not 0.0 < val_fraction < 1.0 or steps < 1 or eval_every < 1 or lr <= 0 or l2 < 0:
-        raise ValueError(f"mlp needs 0 < val_fraction < 1, steps >= 1, eval_every >= 1, lr > 0, "
-                         f"l2 >= 0; got {val_fraction}, {steps}, {eval_every}, {lr}, {l2}")
-    model = MLP(tuple(hidden))
     opt = optax.adam(lr)
-    classify = task == "classification"
+    n_chunks = max(steps // eval_every, 1)
 
     def loss_fn(params, x, y, w):
         out = model.apply(params, x)
         per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
         return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
 
-    def penalised(params, x, y, w):
+    def penalised(params, x, y, w, l2):
         kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
                    if "kernel" in jax.tree_util.keystr(path)]
         return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
 
-    def fit_predict(x, y, w, x_pred, key):
-        k_split, k_init = jax.random.split(key)
-        val = w * (jax.random.uniform(k_split, w.shape) < val_fraction)
-        tr = w - val
+    def train(x, y, tr, val, l2, key, stop_at):
         mean, std = _weighted_moments(x, tr)
         xs = (x - mean) / std
         if classify:
@@ -280,30 +273,109 @@ def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: in
             y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
             y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
             ys = (y - y_mean) / y_std
-        params = model.init(k_init, xs[:1])
+        params = model.init(key, xs[:1])
         state = opt.init(params)
         grad = jax.grad(penalised)
 
-        def train_chunk(carry, _):
+        def train_chunk(carry, i):
             params, state, best, best_loss = carry
 
             def one(_, ps):
                 p, s = ps
-                updates, s = opt.update(grad(p, xs, ys, tr), s, p)
+                updates, s = opt.update(grad(p, xs, ys, tr, l2), s, p)
                 return optax.apply_updates(p, updates), s
 
             params, state = jax.lax.fori_loop(0, eval_every, one, (params, state))
             vloss = loss_fn(params, xs, ys, val)
-            better = vloss < best_loss
-            best = jax.tree.map(lambda a, b: jnp.where(better, a, b), params, best)
-            return (params, state, best, jnp.where(better, vloss, best_loss)), vloss
+            keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
+            best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)
+            return (params, state, best, jnp.where(keep, vloss, best_loss)), vloss
 
         init_loss = loss_fn(params, xs, ys, val)
-        (_, _, best, _), _ = jax.lax.scan(train_chunk, (params, state, params, init_loss), None,
-                                          length=max(steps // eval_every, 1))
-        out = model.apply(best, (x_pred - mean) / std)
+        (_, _, best, _), curve = jax.lax.scan(train_chunk, (params, state, params, init_loss),
+                                              jnp.arange(n_chunks))
+        return best, (mean, std, y_mean, y_std), curve
+
+    return train
+
+
+def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: int = 300,
+        val_fraction: float = 0.2, l2: float = 1e-4, eval_every: int = 5,
+        name: str | None = None, penalty: str = "fixed",
+        l2_grid: Sequence[float] = (1e-3, 1e-2, 1e-1, 1.0), cv_folds: int = 3) -> Learner:
+    """A Flax MLP nuisance trained by full-batch Adam with an L2 penalty and early stopping.
+
+    Only the training rows (w > 0) are used; the cross-fitting evaluation fold (x_pred) is
+    never seen. Inputs (and regression targets) are standardised on the rows trained on;
+    the loss is MSE (regression) or BCE (classification) averaged over those rows, plus
+    (λ/2)·Σ‖kernel‖². How λ and the stopping time are chosen (`penalty`):
+
+      fixed   λ = `l2`; a random `val_fraction` of the training rows (drawn from `key`) is
+              held out and the parameters with the lowest held-out loss over the
+              `steps // eval_every` checkpoints are kept (early stopping).
+      scaled  the same with λ = `l2` / n_fit, n_fit the number of rows trained on: the
+              penalty of `l2`·(1/2)‖W‖² on the *summed* loss (scikit-learn's `alpha`
+              convention), so the regularisation vanishes as n grows.
+      cv      `cv_folds`-fold cross-validation inside the training rows: for every λ in
+              `l2_grid` and every inner fold v, the network is trained on the other inner
+              folds and its loss on fold v recorded at every checkpoint; (λ*, t*) minimise
+              the loss averaged over the inner folds, and the network is refitted on all
+              training rows with λ* and stopped at checkpoint t* (|grid|·V + 1 fits,
+              vmapped). No held-out rows beyond the inner folds; `val_fraction` unused.
+
+    Every fit is a fixed-length `lax.scan` (early stopping keeps parameters instead of
+    breaking the loop), so the learner stays vmappable.
+    """
+    if task not in TASKS:
+        raise ValueError(f"mlp task must be one of {TASKS}, got {task!r}")
+    if not 0.0 < val_fraction < 1.0 or steps < 1 or eval_every < 1 or lr <= 0 or l2 < 0:
+        raise ValueError(f"mlp needs 0 < val_fraction < 1, steps >= 1, eval_every >= 1, lr > 0, "
+                         f"l2 >= 0; got {val_fraction}, {steps}, {eval_every}, {lr}, {l2}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"mlp penalty must be one of {PENALTIES}, got {penalty!r}")
+    l2_grid = tuple(float(v) for v in l2_grid)
+    if penalty == "cv" and (not l2_grid or min(l2_grid) < 0 or cv_folds < 2):
+        raise ValueError(f"mlp penalty 'cv' needs a non-empty l2_grid of values >= 0 and "
+                         f"cv_folds >= 2; got {l2_grid}, {cv_folds}")
+    model = MLP(tuple(hidden))
+    classify = task == "classification"
+    train = _mlp_trainer(model, lr, classify, steps, eval_every)
+    n_chunks = max(steps // eval_every, 1)
+
+    def predict(params, moments, x_pred):
+        mean, std, y_mean, y_std = moments
+        out = model.apply(params, (x_pred - mean) / std)
         return jax.nn.sigmoid(out) if classify else out * y_std + y_mean
 
+    def fit_holdout(x, y, w, x_pred, key):
+        k_split, k_init = jax.random.split(key)
+        val = w * (jax.random.uniform(k_split, w.shape) < val_fraction)
+        tr = w - val
+        lam = l2 if penalty == "fixed" else l2 / jnp.maximum(tr.sum(), 1.0)
+        params, moments, _ = train(x, y, tr, val, lam, k_init, -1)
+        return predict(params, moments, x_pred)
+
+    def fit_cv(x, y, w, x_pred, key):
+        k_fold, k_cv, k_final = jax.random.split(key, 3)
+        # balanced inner folds of the training rows (rows with w = 0 are ranked last)
+        u = jax.random.uniform(k_fold, w.shape) + 2.0 * (w <= 0)
+        inner = jnp.argsort(jnp.argsort(u)) % cv_folds
+        grid = jnp.asarray(l2_grid, x.dtype)
+        lams = jnp.repeat(grid, cv_folds)
+        folds = jnp.tile(jnp.arange(cv_folds), len(l2_grid))
+
+        def curve(lam, v, k):
+            val = w * (inner == v)
+            return train(x, y, w - val, val, lam, k, -1)[2]
+
+        curves = jax.vmap(curve)(lams, folds, jax.random.split(k_cv, lams.shape[0]))
+        cv_loss = curves.reshape(len(l2_grid), cv_folds, n_chunks).mean(1)      # (L, T)
+        best = jnp.argmin(cv_loss.ravel())
+        params, moments, _ = train(x, y, w, jnp.zeros_like(w), grid[best // n_chunks],
+                                   k_final, best % n_chunks)
+        return predict(params, moments, x_pred)
+
+    fit_predict = fit_cv if penalty == "cv" else fit_holdout
     return Learner(name or f"mlp_{task[:5]}", task, fit_predict)
 
 

@@ -35,6 +35,17 @@ def summarize(thetas, ses, truth: float, level: float = 0.95) -> dict:
     return out
 
 
+def summarize_rmse(rmse: dict) -> dict:
+    """{nuisance: {"mean", "sd"} over replications} of the per-replication RMSEs (R,)
+    against the true nuisance; nuisances that are NaN (absent) are left out."""
+    out = {}
+    for k, v in rmse.items():
+        v = np.asarray(v, np.float64)
+        if np.all(np.isfinite(v)):
+            out[k] = {"mean": float(v.mean()), "sd": float(v.std(ddof=1))}
+    return out
+
+
 def visibly_biased(s: dict) -> bool:
     """|bias| above 3 Monte Carlo standard errors and above a quarter of the half-width."""
     half = s["mean_width"] / 2 if s["mean_width"] else 0.0
@@ -84,7 +95,7 @@ def tables(results: dict, order=None, features: bool = True) -> str:
                      f"{block['reps']} replications; naive population limit "
                      f"{_f(block.get('naive_limit'))})\n")
         parts.append("| estimator | adjustment set | mean θ̂ | bias (± MC s.e.) | RMSE | "
-                     "coverage | CI width | |bias|/half-width | sd θ̂ / mean se | s |")
+                     "coverage | CI width | \\|bias\\|/half-width | sd θ̂ / mean se | s |")
         parts.append("|---|---|---|---|---|---|---|---|---|---|")
         names = [n for n in (order or block["estimators"]) if n in block["estimators"]]
         for name in names:
@@ -96,6 +107,9 @@ def tables(results: dict, order=None, features: bool = True) -> str:
                          f"{_f(s['mean_width'])} | {_f(s['bias_over_half_width'], '.2f')} | "
                          f"{_f(ratio, '.2f')} | {s['seconds']:.0f} |")
         parts.append("")
+    rmse_part = rmse_table(results, order)
+    if rmse_part:
+        parts += [rmse_part, ""]
     if not features:
         return "\n".join(parts).rstrip()
     f = results["features"]
@@ -109,6 +123,34 @@ def tables(results: dict, order=None, features: bool = True) -> str:
         parts.append(f"| {name} | {d['ambient']} | {d['two_nn']:.1f} | {d['mle']:.1f} "
                      f"({d['k']}) |")
     return "\n".join(parts)
+
+
+RMSE_COLUMNS = (("ml_l", "l = E[Y ∣ Z]"), ("ml_m", "m = P(D = 1 ∣ Z)"),
+                ("ml_g", "g (IV-type)"), ("ml_g0", "g0 (IRM)"), ("ml_g1", "g1 (IRM)"))
+
+
+def rmse_table(results: dict, order=None) -> str:
+    """Markdown: per setting and DML estimator, the mean (over replications) RMSE of each
+    cross-fitted nuisance against the true one; '' when no run recorded any."""
+    rows, used = [], set()
+    for setting in [s for s in ("label", "complex") if s in results["settings"]]:
+        est = results["settings"][setting]["estimators"]
+        for name in [n for n in (order or est) if n in est]:
+            r = est[name].get("nuisance_rmse") or {}
+            if r:
+                rows.append((setting, name, r))
+                used |= set(r)
+    if not rows:
+        return ""
+    cols = [(k, title) for k, title in RMSE_COLUMNS if k in used]
+    lines = ["**Nuisance RMSE against the true nuisances** (mean over replications of the "
+             "cross-fitted predictions' RMSE; diagnostic only, never used in fitting)\n",
+             "| setting | estimator | " + " | ".join(t for _, t in cols) + " |",
+             "|---|---|" + "---|" * len(cols)]
+    for setting, name, r in rows:
+        cells = [_f(r[k]["mean"]) if k in r else "—" for k, _ in cols]
+        lines.append(f"| {setting} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) -> None:

@@ -32,6 +32,7 @@ class Replications(NamedTuple):
     y: jax.Array           # (R, n)
     d: jax.Array           # (R, n) in {0, 1}
     propensity: jax.Array  # (R, n) true P(D = 1 | C)
+    g: jax.Array           # (R, n) true E[Y | D = 0, C] = E[Y − θD | C] (γC or s_y·U·γ_Y)
 
 
 def binary_label(labels: np.ndarray, classes: Sequence[int]) -> np.ndarray:
@@ -52,22 +53,25 @@ def sample_rows(key, pool_size: int, n: int) -> jax.Array:
 
 
 def label_outcome(key, c, theta: float, gamma: float, p1: float, p0: float, noise: float):
-    """(y, d, propensity) of the label design for confounder c (n,) in {0, 1}."""
+    """(y, d, propensity, g) of the label design for confounder c (n,) in {0, 1};
+    g = γC is the outcome's confounding term."""
     k_d, k_e = jax.random.split(key)
     prop = jnp.where(c > 0.5, p1, p0)
     d = (jax.random.uniform(k_d, c.shape) < prop).astype(jnp.float32)
-    y = theta * d + gamma * c + noise * jax.random.normal(k_e, c.shape)
-    return y, d, prop
+    g = gamma * c
+    y = theta * d + g + noise * jax.random.normal(k_e, c.shape)
+    return y, d, prop, g
 
 
 def complex_outcome(key, u, theta: float, gamma_a, gamma_y, logit_scale: float,
                     outcome_scale: float, noise: float):
-    """(y, d, propensity) of the complex design for u (n, q)."""
+    """(y, d, propensity, g) of the complex design for u (n, q); g = s_y·U·γ_Y."""
     k_d, k_e = jax.random.split(key)
     prop = jax.nn.sigmoid(logit_scale * (u @ gamma_a))
     d = (jax.random.uniform(k_d, prop.shape) < prop).astype(jnp.float32)
-    y = theta * d + outcome_scale * (u @ gamma_y) + noise * jax.random.normal(k_e, prop.shape)
-    return y, d, prop
+    g = outcome_scale * (u @ gamma_y)
+    y = theta * d + g + noise * jax.random.normal(k_e, prop.shape)
+    return y, d, prop, g
 
 
 def replicate(key, confounder: np.ndarray, setting: str, n: int, reps: int, sim) -> Replications:
@@ -87,11 +91,12 @@ def replicate(key, confounder: np.ndarray, setting: str, n: int, reps: int, sim)
         idx = sample_rows(k_rows, c_all.shape[0], n)
         c = c_all[idx]
         if setting == "label":
-            y, d, prop = label_outcome(k_out, c, sim.theta, sim.gamma, sim.p1, sim.p0, sim.noise)
+            y, d, prop, g = label_outcome(k_out, c, sim.theta, sim.gamma, sim.p1, sim.p0,
+                                          sim.noise)
         else:
-            y, d, prop = complex_outcome(k_out, c, sim.theta, gamma_a, gamma_y, sim.logit_scale,
-                                         sim.outcome_scale, sim.noise)
-        return idx, y, d, prop
+            y, d, prop, g = complex_outcome(k_out, c, sim.theta, gamma_a, gamma_y,
+                                            sim.logit_scale, sim.outcome_scale, sim.noise)
+        return idx, y, d, prop, g
 
     return Replications(*jax.jit(jax.vmap(one))(jax.random.split(key, reps)))
 

@@ -17,6 +17,7 @@ def test_label_design_naive_limit_and_oracle():
     idx = np.asarray(reps.idx)
     assert all(np.unique(r).size == 2000 for r in idx)              # without replacement
     np.testing.assert_allclose(reps.propensity, np.where(label[idx] > 0, 0.7, 0.3))
+    np.testing.assert_allclose(reps.g, -2.0 * label[idx])           # true outcome term γC
     naive = np.asarray(jax.vmap(baselines.naive)(reps.y, reps.d)[0])
     limit = semisynthetic.naive_limit_label(label.mean(), 2.0, -2.0, 0.7, 0.3)
     assert limit == pytest.approx(2 - 2 * (0.28 / 0.46 - 0.12 / 0.54), rel=1e-3)
@@ -34,6 +35,10 @@ def test_complex_design_uses_the_code_and_has_overlap():
     idx = np.asarray(reps.idx)
     np.testing.assert_allclose(reps.propensity, 1 / (1 + np.exp(-(u[idx] @ g_a))), rtol=1e-5)
     assert 0.01 < float(reps.propensity.min()) and float(reps.propensity.max()) < 0.99
+    # y − θd − g is the pure noise ε: mean 0, sd `noise`, uncorrelated with g
+    eps = np.asarray(reps.y - 2.0 * reps.d - reps.g)
+    assert abs(eps.mean()) < 0.1 and eps.std() == pytest.approx(1.0, abs=0.05)
+    assert abs(np.corrcoef(eps.ravel(), np.asarray(reps.g).ravel())[0, 1]) < 0.06
     oracle = np.asarray(jax.vmap(baselines.oracle)(reps.y, reps.d, u[idx])[0])
     assert abs(np.mean(oracle) - 2.0) < 0.1
 
@@ -70,3 +75,4 @@ def test_pixel_pooling_averages_blocks_and_rejects_bad_factors():
     np.testing.assert_array_equal(pool_pixels(x, 1), x)
     with pytest.raises(ValueError, match=r"cannot pool 16 pixels \(4² expected\) by 3"):
         pool_pixels(x, 3)
+

@@ -31,6 +31,9 @@ def test_tiny_run_writes_results_tables_and_plots(tiny_run):
         for s in block["estimators"].values():
             assert len(s["thetas"]) == 8 and np.all(np.isfinite(s["thetas"]))
             assert 0.0 <= s["coverage"] <= 1.0
+        rmse = block["estimators"]["dml_linear_latent"]["nuisance_rmse"]
+        assert set(rmse) == {"ml_l", "ml_m"} and rmse["ml_m"]["mean"] < 0.5
+        assert block["estimators"]["naive"]["nuisance_rmse"] == {}
     # the disjoint split: digits pool_fraction 0.5 of 1,797 images
     assert on_disk["features"]["pool_size"] == pytest.approx(898, abs=5)
     dims = on_disk["features"]["intrinsic_dim"]
@@ -38,6 +41,7 @@ def test_tiny_run_writes_results_tables_and_plots(tiny_run):
     assert all(0 < d["two_nn"] <= d["ambient"] + 1 for d in dims.values())
     text = open(os.path.join(workdir, "results.md")).read()
     assert "**label confounding**" in text and "| dml_linear_latent | cnn |" in text
+    assert "| complex | dml_linear_latent |" in text            # the nuisance-RMSE table
     assert set(on_disk["targets"]) == {
         f"{s}/{t}" for s in ("label", "complex") for t in (
             "dml_linear_latent/coverage", "dml_linear_latent/bias", "naive/visibly_biased")}
@@ -86,6 +90,8 @@ def test_a_workdir_of_another_config_is_refused(tiny_run):
     ({"eval.target_estimators": ("irm_mlp_latent",)},
      r"\['irm_mlp_latent'\] are not in 'estimators'"),
     ({"dml.ridge_lambdas": (-1.0,)}, r"'dml.ridge_lambdas' = \(-1.0,\) is not allowed"),
+    ({"mlp.penalty": "oracle"}, r"'mlp.penalty' = 'oracle' is not allowed"),
+    ({"mlp.l2_grid": ()}, r"'mlp.l2_grid' = \(\) is not allowed"),
 ])
 def test_bad_configs_are_named_before_any_compute(tmp_path, overrides, message):
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG), overrides)
