@@ -6,13 +6,16 @@
 Reads `<workdir>/results.json` (written by experiments/maxentdp/main.py), renders the
 returns / multi-goal / targets tables (`lib.maxentdp.report.tables`) with the machine line
 and the return curves per environment (mean of the seeds at each evaluation), and with
-`--readme` replaces the text between `<!-- results:TAG:begin -->` and
+the tables of `<workdir>/diagnosis.json` when experiments/maxentdp/diagnose_multigoal.py
+wrote one there, and with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 `<!-- results:TAG:end -->` there.
 """
 from __future__ import annotations
 
+import json
 import os
 
+import numpy as np
 from absl import flags
 
 from lib.common.report import cell, results_tool
@@ -30,10 +33,63 @@ def curves(results: dict) -> str:
     return "Return curves (environment steps: mean ± sd over seeds):\n\n" + "\n".join(lines)
 
 
+def _masses(m) -> str:
+    return "(" + ", ".join(f"{x:.2f}" for x in m) + ")"
+
+
+def diagnosis_tables(diag: dict) -> str:
+    """The tables of experiments/maxentdp/diagnose_multigoal.py's JSON (when present)."""
+    out = []
+    algos = [k[len("q_over_training_"):] for k in diag if k.startswith("q_over_training_")]
+    if algos:
+        out += ["Diagnosis (`diagnosis.json`): the critic at the start state over training, "
+                "per kept checkpoint; mean over seeds of the target exp(Q/α)'s and the policy's "
+                "largest sector mass, of the TV distance between their sector distributions, "
+                "and of the second-best sector's gap (max_sector Q − max Q)/α.", "",
+                "| agent | env steps | Q local maxima per seed | target top mass | policy top "
+                "mass | TV | 2nd sector gap / α |", "|---|---|---|---|---|---|---|"]
+        for algo in algos:
+            for r in diag[f"q_over_training_{algo}"]:
+                gaps = np.sort(np.asarray(r["sector_gap_over_alpha"]), axis=1)[:, ::-1]
+                out.append(f"| {algo} | {r['env_steps']} | {r['local_maxima']} | "
+                           f"{np.mean([max(m) for m in r['target_sector_mass']]):.2f} | "
+                           f"{np.mean([max(m) for m in r['policy_sector_mass']]):.2f} | "
+                           f"{np.mean(r['sector_tv']):.2f} | {gaps[:, 1].mean():.2f} |")
+        out += ["", "Entropy term against the reward scale (chunk means of the updates): α·H of "
+                "a′ ~ π(·|s′), the batch's mean Q, and the last training episodes' return.", "",
+                "| agent | env steps | α | α·H | mean Q | training return |",
+                "|---|---|---|---|---|---|"]
+        for algo in algos:
+            for r in diag[f"entropy_scale_{algo}"]:
+                out.append(f"| {algo} | {r['env_steps']:.0f} | {cell(r['alpha'], 3)} | "
+                           f"{r['alpha_times_entropy']:.2f} | {r['q_mean']:.1f} | "
+                           f"{r['train_return']:.1f} |")
+    if "fixed_q" in diag:
+        out += ["", "QNE with a FIXED 4-mode Q(a) = max_k [h_k − c‖a − 0.6 d_k‖²], α = 1, "
+                "T = 10, (64, 64) ε-network, 1,500 updates on uniform replay actions unless "
+                "stated, 2,000 samples: sector masses (+x, −x, +y, −y) of the policy against "
+                "those of exp(Q/α).", "",
+                "| K | c | h | replay actions | target masses | policy masses |",
+                "|---|---|---|---|---|---|"]
+        for r in diag["fixed_q"]:
+            h = r.get("heights", [0.0] * 4)
+            rep = (f"{r['replay_on_mode0']:.0%} near mode +x" if r.get("replay_on_mode0")
+                   else "uniform")
+            out.append(f"| {r['num_candidates']} | {r.get('curvature', 20.0):g} | "
+                       f"{_masses(h)} | {rep} | {_masses(r['expected_mass'])} | "
+                       f"{_masses(r['sector_mass'])} |")
+    return "\n".join(out)
+
+
 def render(results: dict, config: dict) -> str:
     workdir = flags.FLAGS.workdir                 # the plots' paths are given relative to it
     plots = ", ".join(f"`{os.path.relpath(p, workdir)}`" for p in results.get("plots", []))
-    return (f"{tables(results)}\n\n{curves(results)}\n\nPlots in the workdir: {plots}.\n\n"
+    diag_path = os.path.join(workdir, "diagnosis.json")
+    diag = ""
+    if os.path.exists(diag_path):
+        with open(diag_path) as f:
+            diag = diagnosis_tables(json.load(f)) + "\n\n"
+    return (f"{tables(results)}\n\n{curves(results)}\n\n{diag}Plots in the workdir: {plots}.\n\n"
             f"Config `{config['tag']}`; measured on {results['machine']} "
             f"(shared with other jobs) in {results['wall_s']:.0f} s "
             "(env steps/s: after compilation, all seeds together).")

@@ -5,7 +5,8 @@
 
 Variants:
   tiny    multi-goal only, 2 seeds, a few hundred steps, tiny networks (tests; seconds).
-  quick   multi-goal (MaxEntDP vs SAC at the same fixed α) and gymnax Pendulum (5 vmapped
+  quick   multi-goal (MaxEntDP vs SAC at the same fixed α = 10, 10,000 steps; every chunk's
+          checkpoint kept for experiments/maxentdp/diagnose_multigoal.py) and gymnax Pendulum (5 vmapped
           seeds; SAC with automatic α) with (64, 64) networks, batch 64, T = 10, K = 64 QNE
           candidates, 4 log-prob draws per level (notes C.6 suggests 8). Minutes on 2 CPU
           cores; the README's numbers.
@@ -31,13 +32,20 @@ def _run(*, horizon, alpha, auto_alpha, seeds, steps, eval_every, start, episode
                 eval_episodes=episodes, replay_capacity=capacity, **extra)
 
 
+# Multi-goal α = 10 for both agents: soft Q-learning's multi-goal example (the source of this
+# task, haarnoja/softqlearning examples/multigoal_sql.py) trains this very environment with
+# reward_scale = 0.1, i.e. α = 10 at reward scale 1. At α = 1 the learned critic's gaps
+# between goal directions at the start state are 5-30 α (README, "Diagnosis"), so exp(Q/α)
+# has a single mode whatever the policy class.
+MULTIGOAL_ALPHA = 10.0
+
 _MULTIGOAL = dict(goal_radius=5.0, threshold=1.0, action_cost=30.0, distance_cost=1.0,
                   goal_reward=10.0, init_std=0.1, bound=7.0)
 
 
 def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, draws, cands,
            batch, multigoal, pendulum, hopper, halfcheetah, rollouts, action_samples,
-           actor_cosine, checkpoint_every):
+           actor_cosine, checkpoint_every, keep_checkpoints=2):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.envs = tuple(envs)
@@ -53,7 +61,8 @@ def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, d
                  hopper={**hopper, "backend": "positional"},
                  halfcheetah={**halfcheetah, "backend": "positional"})
     c.multigoal_eval = dict(rollouts=rollouts, action_samples=action_samples)
-    c.train = dict(log_every=1, checkpoint_every=checkpoint_every, keep_checkpoints=2, seed=0)
+    c.train = dict(log_every=1, checkpoint_every=checkpoint_every,
+                   keep_checkpoints=keep_checkpoints, seed=0)
     return c
 
 
@@ -80,17 +89,20 @@ def get_config(arg=None):
             tag="maxentdp_quick", envs=("multigoal", "pendulum"), hidden=(64, 64),
             eps_hidden=(64, 64), time_hidden=(32,), fourier=16, steps=10, qne=64, draws=4,
             cands=10, batch=64,
-            multigoal=_run(horizon=30, alpha=1.0, auto_alpha=(), seeds=5, steps=6_000,
-                           eval_every=1_000, start=1_000, episodes=10, capacity=6_000),
+            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
+                           steps=10_000, eval_every=1_000, start=1_000, episodes=10,
+                           capacity=10_000),
             pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=5_000,
                           eval_every=1_000, start=1_000, episodes=5, capacity=5_000),
             hopper=_small_brax(0.05), halfcheetah=_small_brax(0.2),
-            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=2),
+            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
+            keep_checkpoints=10),
         "paper": lambda: _build(
             tag="maxentdp_paper", envs=("multigoal", "pendulum", "hopper", "halfcheetah"),
             hidden=(256, 256), eps_hidden=(256, 256), time_hidden=(128, 128), fourier=64,
             steps=20, qne=500, draws=50, cands=10, batch=256,
-            multigoal=_run(horizon=30, alpha=1.0, auto_alpha=(), seeds=5, steps=50_000,
+            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
+                           steps=50_000,
                            eval_every=5_000, start=5_000, episodes=10, capacity=50_000),
             pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=50_000,
                           eval_every=5_000, start=5_000, episodes=10, capacity=50_000),

@@ -27,7 +27,8 @@ from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
 from lib.common import report as common_report, train_loop, workdir as wd
-from lib.maxentdp import agent as agent_lib, config_schema, envs, report, rollout
+from lib.maxentdp import agent as agent_lib, config_schema, critics, diagnostics, envs, report
+from lib.maxentdp import rollout
 
 validate = config_schema.validate
 
@@ -68,12 +69,19 @@ def build(config, env_name: str, algo: str):
     return env, agent, run, task
 
 
+Q_GRID = 41   # the action grid of the start-state critic analysis (lib/maxentdp/diagnostics.py)
+
+
 def multigoal_analysis(config, env, agent, seeds_agent, key) -> dict:
     """Goals reached by `rollouts` stochastic (and best-of-N) episodes from the start state,
-    per seed, and `action_samples` policy actions at the origin (seed 0 kept)."""
+    per seed, `action_samples` policy actions at the origin (seed 0 kept), and the critic at
+    the origin: min(Q̄₁, Q̄₂)(0, a) on a grid of actions, its local maxima and the sector
+    masses of exp(Q/α) against the policy's (`diagnostics.start_state_report`)."""
     p = envs.MultiGoalParams(**{k: float(config.env.multigoal[k])
                                 for k in envs.MultiGoalParams()._fields})
     n = config.multigoal_eval.rollouts
+    q_net = critics.TwinQ(tuple(config.agent.critic_hidden))
+    grid = jnp.asarray(diagnostics.action_grid(Q_GRID))
 
     def per_seed(ag, k):
         k1, k2, k3 = jax.random.split(k, 3)
@@ -85,6 +93,7 @@ def multigoal_analysis(config, env, agent, seeds_agent, key) -> dict:
             out[mode] = jnp.stack([jnp.sum(goal == g) for g in range(4)])   # (4,) counts
             out[mode + "_return"] = jnp.mean(ev["return"])
         out["actions"] = agent.act(ag, jnp.zeros((config.multigoal_eval.action_samples, 2)), k3)
+        out["q_start"] = jnp.min(q_net.apply(ag["target_critic"], jnp.zeros_like(grid), grid), 0)
         return out
 
     num_seeds = jax.tree.leaves(seeds_agent)[0].shape[0]
@@ -101,6 +110,9 @@ def multigoal_analysis(config, env, agent, seeds_agent, key) -> dict:
                      "reached_fraction": frac.sum(1).tolist(), "goal_entropy": ent.tolist(),
                      "return": np.asarray(res[mode + "_return"]).tolist()}
     out["actions_seed0"] = np.asarray(res["actions"][0]).tolist()
+    alpha = np.exp(np.asarray(jax.device_get(seeds_agent["log_alpha"])))
+    out["start_state_q"] = diagnostics.start_state_report(np.asarray(res["q_start"]),
+                                                          np.asarray(res["actions"]), alpha)
     return out
 
 

@@ -13,5 +13,7 @@ Modules:
   sac              tanh-Gaussian actor, SAC losses, temperature loss
   agent            both agents behind one interface: init, act, act_eval, update
   rollout          on-device collection (lax.scan) and evaluation, vmapped over seeds
+  diagnostics      multi-goal mode diagnostics: Q at the start state per goal sector,
+                   exp(Q/α) vs policy sector masses, QNE against a fixed 4-mode Q
   config_schema    config keys, ranges and cross-checks
 """

@@ -61,6 +61,26 @@ def tables(results: dict) -> str:
                              f"{cell(float(np.mean(m['goal_entropy'])), 3, 'f')} | "
                              f"{cell(float(np.mean(m['reached_fraction'])), 2, 'f')} | "
                              f"{cell(float(np.mean(m['return'])), 1, 'f')} |")
+    sq = [r for r in mg if "start_state_q" in r["multigoal"]]
+    if sq:
+        lines += ["", "Critic and policy at the start state s₀ = 0 (per seed): strict local "
+                  "maxima of min(Q̄₁, Q̄₂)(s₀, a) on a "
+                  f"{sq[0]['multigoal']['start_state_q']['grid']}² action grid; the goal "
+                  "sectors' (max_sector Q − max Q)/α, sorted; sector masses of the target "
+                  "exp(Q/α) and of the policy (500 samples), largest sector; total-variation "
+                  "distance between the two sector distributions.", "",
+                  "| agent | Q local maxima | sector gaps / α (mean over seeds) | target mass, "
+                  "top sector | policy mass, top sector | TV(target, policy) |",
+                  "|---|---|---|---|---|---|"]
+        for r in sq:
+            q = r["multigoal"]["start_state_q"]
+            gaps = np.sort(np.asarray(q["sector_gap_over_alpha"]), axis=1)[:, ::-1].mean(0)
+            top_t = [max(m) for m in q["target_sector_mass"]]
+            top_p = [max(m) for m in q["policy_sector_mass"]]
+            lines.append(f"| {r['algo']} | {q['local_maxima']} | "
+                         f"{', '.join(cell(float(g), 2, 'f') for g in gaps)} | "
+                         f"{[round(x, 2) for x in top_t]} | {[round(x, 2) for x in top_p]} | "
+                         f"{[round(x, 2) for x in q['sector_tv']]} |")
     t = results.get("targets", {})
     if t:
         lines += ["", "| target | measured | met |", "|---|---|---|"]
