@@ -3,10 +3,11 @@
     python tools/anova_tpnn_results.py --workdir=workdirs/anova_tpnn_quick \
         --readme=experiments/anova_tpnn/README.md --tag=quick
 
-Reads `<workdir>/results.json` and `config.json` (written by experiments/anova_tpnn/main.py),
-prints the markdown tables and the target summary (MET / MISSED with the numbers) with the
-machine line, and with `--readme` replaces the text between `<!-- results:TAG:begin -->`
-and `<!-- results:TAG:end -->` there.
+Reads `<workdir>/results.json` and `config.json` (written by experiments/anova_tpnn/main.py,
+after every data set; `complete` is False until the last one), prints the markdown tables
+and the target summary (MET / MISSED with the numbers) with the machine line — headed
+"Partial run" for an unfinished run —, and with `--readme` replaces the text between
+`<!-- results:TAG:begin -->` and `<!-- results:TAG:end -->` there.
 
 `--workdir` may list several comma-separated workdirs of the same variant run on different
 data sets, models or replica modes (e.g. one process per group, `--config.datasets=...`,
@@ -35,7 +36,7 @@ _MERGED = flags.DEFINE_string("merged_out", None, "Write the merged results.json
 def merge(workdirs: list[str]) -> tuple[dict, dict]:
     """(results, config) over all workdirs; ValueError for mismatched configs or overlaps."""
     results, config = {"datasets": {}}, None
-    walls, machines = [], []
+    walls, machines, complete = [], [], []
     for w in workdirs:
         path = os.path.join(w, wd.RESULTS)
         if not os.path.exists(path):
@@ -58,8 +59,10 @@ def merge(workdirs: list[str]) -> tuple[dict, dict]:
                         raise ValueError(f"{name}/{mode}/{model} differs between workdirs")
                     have[model] = summary
         walls.append(r["wall_s"])
+        complete.append(r.get("complete", True))
         machines.append(r["machine"])
     results["targets"] = targets(results)
+    results["complete"] = all(complete)
     results["machine"] = machines[0]
     results["wall_s"] = max(walls)
     results["wall_s_per_workdir"] = walls
@@ -70,8 +73,16 @@ def main(_):
     workdirs = [w for w in _WORKDIR.value.split(",") if w]
     results, config = merge(workdirs)
     walls = ", ".join(f"{w / 60:.0f}" for w in results["wall_s_per_workdir"])
-    text = (f"{tables(results)}\n\nConfig `{config['tag']}` (EBM "
-            f"{'on, seeds only' if config['ebm']['enabled'] else 'off'}); measured on "
+    partial = ("" if results["complete"] else
+               "**Partial run**: the workdir's results.json says data sets of the config are "
+               "still to come; only the data sets in the tables below were run.\n\n")
+    ebm = (f"on, seeds only, {config['ebm']['num_replicas']} replicas"
+           if config["ebm"]["enabled"] else "off")
+    select = (f"each replica's params selected at its best validation loss, checked every "
+              f"{config['eval']['val_every']} steps"
+              if config["data"].get("val_fraction", 0) > 0 else "no validation split: last step")
+    text = (f"{partial}{tables(results)}\n\nConfig `{config['tag']}` (EBM {ebm}; "
+            f"{select}); measured on "
             f"{results['machine']}; wall time per process {walls} min ({len(workdirs)} "
             f"process{'es' if len(workdirs) > 1 else ''}, shared machine).")
     if _MERGED.value:

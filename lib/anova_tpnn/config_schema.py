@@ -1,9 +1,11 @@
 """What an ANOVA-TPNN experiment config may hold, and the checks run before any compute.
 
-Blocks: `datasets`, `models` (names), `data` (sizes), `model` (architectures), `optim`
-(Adam, per-model learning rates, output penalty), `replicas` (how many models are trained
-at once with vmap, and whether they differ by seed or by resample), `ebm` (the optional
-interpretML comparison), `eval`, plus the shared `train` and `mesh` blocks.
+Blocks: `datasets`, `models` (names), `data` (sizes, test and validation fractions),
+`model` (architectures), `optim` (Adam, per-model learning rates, output penalty),
+`replicas` (how many models are trained at once with vmap, and whether they differ by seed
+or by resample), `ebm` (the optional interpretML comparison), `eval` (plots, chunking, how
+often the validation loss is evaluated for best-on-validation selection), plus the shared
+`train` and `mesh` blocks.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ SCHEMA: dict[str, Rule] = {
     "models": Names(MODEL_NAMES),
     "batch_size": Int(lo=1),
     "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "data.val_fraction": Float(lo=0.0, hi=1.0, hi_open=True),
     "data.synth_n": Int(lo=20),
     "data.synth_noise": Float(lo=0.0),
     "data.breast_features": Int(lo=2, hi=30),
@@ -55,6 +58,7 @@ SCHEMA: dict[str, Rule] = {
     "ebm.outer_bags": Int(lo=1),
     "eval.plots": Bool(),
     "eval.chunk": Int(lo=1),
+    "eval.val_every": Int(lo=1),
     "eval.plot_components": Int(lo=1, hi=12),
 }
 
@@ -66,6 +70,10 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
             f"data.madelon_informative + data.madelon_redundant = "
             f"{d.madelon_informative + d.madelon_redundant} exceeds data.madelon_features = "
             f"{d.madelon_features}")
+    if config.data.val_fraction > 0 and config.eval.val_every > config.train.num_steps:
+        raise ConfigError(f"config key 'eval.val_every' = {config.eval.val_every!r} exceeds "
+                          f"train.num_steps = {config.train.num_steps} (the validation loss "
+                          "would be evaluated only at the last step)")
     if config.ebm.num_replicas > config.replicas.num:
         raise ConfigError(f"config key 'ebm.num_replicas' = {config.ebm.num_replicas!r} exceeds "
                           f"replicas.num = {config.replicas.num} (EBM replicas reuse the "

@@ -1,8 +1,12 @@
 """Tabular data for ANOVA-TPNN: synthetic sets with known ANOVA components, sklearn sets.
 
-Every loader returns a `Dataset`: a train/test split, features checked (`check_features`)
-and quantile-transformed to [−1, 1] (fitted on the training split only), regression
-targets standardised with the training mean/std, binary labels as 0/1 floats.
+Every loader returns a `Dataset`: a train/validation/test split (the test split is
+`test_fraction` of all rows; the validation split is `val_fraction` of the rest — 0.125
+gives the official code's ≈ 70/10/20), features checked (`check_features`) and
+quantile-transformed to [−1, 1] (fitted on the training rows only), regression targets
+standardised with the training mean/std, binary labels as 0/1 floats. The validation rows
+are used only to select each replica's parameters (best validation loss); the test rows
+only for the reported metrics.
 
 Data sets (`NAMES`):
   synth_reg   y = f(x) + N(0, noise²), x ~ U(−1, 1)^p, f = `SYNTH_MAINS` + `SYNTH_PAIRS`
@@ -46,12 +50,15 @@ SYNTH_PAIRS: dict[tuple[int, int], Callable] = {
 @dataclasses.dataclass(frozen=True)
 class Dataset:
     """x_*: (n, p) float32 in [−1, 1]; y_*: (n,) float32; `truth` for synthetic sets only:
-    {feature tuple: (n_test,) true component at the test rows, standardised units}."""
+    {feature tuple: (n_test,) true component at the test rows, standardised units}.
+    x_val/y_val have 0 rows when no validation split was asked for (val_fraction = 0)."""
 
     name: str
     task: str
     x_train: np.ndarray
     y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
     feature_names: tuple
@@ -82,15 +89,16 @@ def check_features(x: np.ndarray, names) -> None:
                          "is identically zero)")
 
 
-def quantile_transform(x_train: np.ndarray, x_test: np.ndarray, seed: int = 0
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """sklearn QuantileTransformer (uniform output) fitted on x_train, mapped to [−1, 1]."""
+def quantile_transform(x_train: np.ndarray, *others: np.ndarray, seed: int = 0
+                       ) -> tuple[np.ndarray, ...]:
+    """sklearn QuantileTransformer (uniform output) fitted on x_train, mapped to [−1, 1];
+    returns x_train and every array of `others` transformed (an empty array stays empty)."""
     from sklearn.preprocessing import QuantileTransformer
     qt = QuantileTransformer(n_quantiles=min(1000, len(x_train)),
                              output_distribution="uniform", random_state=seed)
     qt.fit(x_train)
-    return ((2 * qt.transform(x_train) - 1).astype(np.float32),
-            (2 * qt.transform(x_test) - 1).astype(np.float32))
+    return tuple((2 * qt.transform(x) - 1).astype(np.float32) if len(x)
+                 else np.zeros((0, x_train.shape[1]), np.float32) for x in (x_train, *others))
 
 
 # ----------------------------------------------------------------------------- synthetic
@@ -136,7 +144,8 @@ def true_components(x_eval: np.ndarray, x_train: np.ndarray) -> tuple[float, dic
     return intercept, comps
 
 
-def _synthetic(name: str, n: int, noise: float, test_fraction: float, seed: int) -> Dataset:
+def _synthetic(name: str, n: int, noise: float, test_fraction: float, val_fraction: float,
+               seed: int) -> Dataset:
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, size=(n, SYNTH_FEATURES))
     f = synth_function(x)
@@ -145,9 +154,11 @@ def _synthetic(name: str, n: int, noise: float, test_fraction: float, seed: int)
     else:
         y = (rng.uniform(size=n) < 1 / (1 + np.exp(-f))).astype(np.float64)
     n_test = int(round(test_fraction * n))
-    x_tr, x_te, y_tr, y_te = x[n_test:], x[:n_test], y[n_test:], y[:n_test]
+    n_val = int(round(val_fraction * (n - n_test)))          # rows are i.i.d.: cut in order
+    x_te, x_va, x_tr = x[:n_test], x[n_test:n_test + n_val], x[n_test + n_val:]
+    y_te, y_va, y_tr = y[:n_test], y[n_test:n_test + n_val], y[n_test + n_val:]
     names = tuple(f"x{j}" for j in range(SYNTH_FEATURES))
-    ds = _finish(name, x_tr, y_tr, x_te, y_te, names, seed)
+    ds = _finish(name, (x_tr, y_tr), (x_va, y_va), (x_te, y_te), names, seed)
     _, comps = true_components(x_te, x_tr)
     truth = {key: (v / ds.y_std).astype(np.float32) for key, v in comps.items()}
     return dataclasses.replace(ds, truth=truth)
@@ -156,44 +167,59 @@ def _synthetic(name: str, n: int, noise: float, test_fraction: float, seed: int)
 # ----------------------------------------------------------------------------- sklearn
 
 
-def _finish(name, x_tr, y_tr, x_te, y_te, names, seed) -> Dataset:
+def _finish(name, train, val, test, names, seed) -> Dataset:
+    """train/val/test: (x, y) raw pairs -> Dataset (checks, transform, standardisation)."""
+    (x_tr, y_tr), (x_va, y_va), (x_te, y_te) = train, val, test
     check_features(x_tr, names)
     check_features(x_te, names)
     task = TASKS[name]
     if task == "classification" and not set(np.unique(y_tr)) <= {0.0, 1.0}:
         raise ValueError(f"{name}: classification labels must be 0/1, got {np.unique(y_tr)}")
-    xq_tr, xq_te = quantile_transform(x_tr, x_te, seed)
+    xq_tr, xq_va, xq_te = quantile_transform(x_tr, x_va, x_te, seed=seed)
     y_mean, y_std = 0.0, 1.0
     if task == "regression":
         y_mean, y_std = float(np.mean(y_tr)), float(np.std(y_tr))
-    return Dataset(name, task, xq_tr, ((y_tr - y_mean) / y_std).astype(np.float32), xq_te,
-                   ((y_te - y_mean) / y_std).astype(np.float32), tuple(names), y_mean, y_std)
+
+    def std(y):
+        return ((np.asarray(y, np.float64) - y_mean) / y_std).astype(np.float32)
+
+    return Dataset(name, task, xq_tr, std(y_tr), xq_va, std(y_va), xq_te, std(y_te),
+                   tuple(names), y_mean, y_std)
 
 
-def _split(name, x, y, names, test_fraction, seed) -> Dataset:
+def _split(name, x, y, names, test_fraction, val_fraction, seed) -> Dataset:
+    """Stratified (classification) random test split, then the validation split out of
+    the rest."""
     from sklearn.model_selection import train_test_split
     check_features(x, names)
-    stratify = y if TASKS[name] == "classification" else None
-    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction,
-                                              random_state=seed, stratify=stratify)
-    return _finish(name, x_tr, y_tr.astype(np.float64), x_te, y_te.astype(np.float64),
-                   names, seed)
+    y = np.asarray(y, np.float64)
+    classification = TASKS[name] == "classification"
+    x_tr, x_te, y_tr, y_te = train_test_split(x, y, test_size=test_fraction, random_state=seed,
+                                              stratify=y if classification else None)
+    x_va, y_va = np.zeros((0, x.shape[1])), np.zeros(0)
+    if val_fraction > 0:
+        x_tr, x_va, y_tr, y_va = train_test_split(
+            x_tr, y_tr, test_size=val_fraction, random_state=seed + 1,
+            stratify=y_tr if classification else None)
+    return _finish(name, (x_tr, y_tr), (x_va, y_va), (x_te, y_te), names, seed)
 
 
 def load(name: str, cfg, seed: int = 0) -> Dataset:
     """The data set `name` ∈ NAMES with the sizes in the config block `cfg` (config.data)."""
     if name in ("synth_reg", "synth_clf"):
-        return _synthetic(name, cfg.synth_n, cfg.synth_noise, cfg.test_fraction, seed)
+        return _synthetic(name, cfg.synth_n, cfg.synth_noise, cfg.test_fraction,
+                          cfg.val_fraction, seed)
     if name == "diabetes":
         from sklearn.datasets import load_diabetes
         raw = load_diabetes()
-        return _split(name, raw.data, raw.target, raw.feature_names, cfg.test_fraction, seed)
+        return _split(name, raw.data, raw.target, raw.feature_names, cfg.test_fraction,
+                      cfg.val_fraction, seed)
     if name == "breast_cancer":
         from sklearn.datasets import load_breast_cancer
         raw = load_breast_cancer()
         k = cfg.breast_features                       # WDBC columns: 10 means, 10 SEs, 10 worsts
         return _split(name, raw.data[:, :k], raw.target, raw.feature_names[:k],
-                      cfg.test_fraction, seed)
+                      cfg.test_fraction, cfg.val_fraction, seed)
     if name == "madelon":
         from sklearn.datasets import make_classification
         x, y = make_classification(
@@ -202,7 +228,7 @@ def load(name: str, cfg, seed: int = 0) -> Dataset:
             n_repeated=0, n_clusters_per_class=2, flip_y=0.01, class_sep=1.0,
             hypercube=True, random_state=seed)
         names = tuple(f"f{j}" for j in range(x.shape[1]))
-        return _split(name, x, y, names, cfg.test_fraction, seed)
+        return _split(name, x, y, names, cfg.test_fraction, cfg.val_fraction, seed)
     raise ValueError(f"unknown data set {name!r}; expected one of {NAMES}")
 
 

@@ -1,11 +1,14 @@
 """Targets, markdown tables and component plots of an ANOVA-TPNN run (results.json layout:
 results["datasets"][name]["modes"][mode][model] = summary from experiments/anova_tpnn/train.py).
+The tables' "selected step" is the mean over replicas of the step whose params were kept
+(best validation loss); "—" for the EBM (its own early stopping) or without validation.
 
 Targets (issue 11):
   stability   ANOVA-TPNN's stability score (lower = more stable) at least 2× smaller than
               NA²M's and NB²M's on every data set, for every replica mode run;
   recovery    lower relative component error than NA²M and NB²M on every synthetic set;
-  prediction  within 5% of the best baseline's test metric on every data set
+  prediction  within 5% of the best baseline's test metric on every data set, the
+              baselines being every other model run (NA²M, NB²M, MLP, and EBM when on)
               (RMSE: tpnn ≤ 1.05·best; AUROC: tpnn ≥ 0.95·best).
 """
 from __future__ import annotations
@@ -78,11 +81,12 @@ def tables(results: dict) -> str:
     for name, entry in results["datasets"].items():
         metric = "RMSE ↓" if entry["task"] == "regression" else "AUROC ↑"
         lines += [f"**{name}** ({entry['task']}, n_train = {entry['n_train']}, "
+                  f"n_val = {entry.get('n_val', 0)}, n_test = {entry['n_test']}, "
                   f"p = {entry['num_features']}, {entry['num_components']} components)", "",
                   f"| model | test {metric} (± SE) | stability, seeds ↓ | stability, resamples ↓ "
                   "| seeds, centred ↓ | seeds, mains only ↓ | seeds, importance-weighted ↓ "
-                  "| recovery error ↓ | recovery, centred ↓ |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| recovery error ↓ | recovery, centred ↓ | selected step |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         seed = entry["modes"].get("seed", {})
         res = entry["modes"].get("resample", {})
         present = list(seed) + [k for k in res if k not in seed]
@@ -95,7 +99,7 @@ def tables(results: dict) -> str:
                 f"| {_fmt(s.get('stability'), 4)} | {_fmt(r.get('stability'), 4)} "
                 f"| {_fmt(s.get('stability_centred'), 4)} | {_fmt(s.get('stability_mains'), 4)} "
                 f"| {_fmt(s.get('stability_weighted'), 4)} | {_fmt(s.get('recovery'))} "
-                f"| {_fmt(s.get('recovery_centred'))} |")
+                f"| {_fmt(s.get('recovery_centred'))} | {_fmt(m.get('selected_step'), 0)} |")
         lines.append("")
     t = results["targets"]
     lines += ["| target | result | details |", "|---|---|---|"]

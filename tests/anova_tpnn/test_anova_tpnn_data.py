@@ -5,7 +5,8 @@ import pytest
 
 from lib.anova_tpnn import data
 
-CFG = ml_collections.ConfigDict(dict(test_fraction=0.2, synth_n=300, synth_noise=0.5,
+CFG = ml_collections.ConfigDict(dict(test_fraction=0.2, val_fraction=0.125, synth_n=300,
+                                     synth_noise=0.5,
                                      breast_features=10, madelon_n=200, madelon_features=12,
                                      madelon_informative=5, madelon_redundant=3))
 
@@ -55,13 +56,22 @@ def test_true_components_decompose_f_exactly_and_are_centred_on_the_training_mar
 
 def test_loaders_give_standardised_targets_binary_labels_and_truth_for_synthetic_sets():
     reg = data.load("synth_reg", CFG)
-    assert reg.x_train.shape == (240, 8) and reg.x_test.shape == (60, 8)
+    assert reg.x_train.shape == (210, 8) and reg.x_val.shape == (30, 8)
+    assert reg.x_test.shape == (60, 8) and reg.y_val.shape == (30,)
     assert abs(reg.y_train.mean()) < 1e-5 and abs(reg.y_train.std() - 1) < 1e-4
     assert set(reg.truth) == {(0,), (1,), (2,), (3,), (4,), (5,), (0, 1), (2, 3), (4, 5)}
     assert reg.truth[(0, 1)].shape == (60,)
     clf = data.load("madelon", CFG)
     assert clf.num_features == 12 and set(np.unique(clf.y_train)) == {0.0, 1.0}
     assert clf.truth is None and clf.x_train.min() >= -1 and clf.x_train.max() <= 1
+    # validation rows: disjoint from the training rows, transformed with the training fit
+    # (so not exactly uniform), labels stratified; none at all for val_fraction = 0
+    dia = data.load("diabetes", CFG)
+    assert (len(dia.x_train), len(dia.x_val), len(dia.x_test)) == (308, 45, 89)
+    assert not set(map(tuple, dia.x_val.tolist())) & set(map(tuple, dia.x_train.tolist()))
+    assert abs(clf.y_val.mean() - clf.y_train.mean()) < 0.05
+    no_val = data.load("synth_reg", ml_collections.ConfigDict({**CFG, "val_fraction": 0.0}))
+    assert no_val.x_train.shape == (240, 8) and no_val.x_val.shape == (0, 8)
     with pytest.raises(ValueError, match="unknown data set 'iris'"):
         data.load("iris", CFG)
 

@@ -1,4 +1,6 @@
-"""The experiment end to end on the tiny config, config errors, frozen constants, EBM."""
+"""The experiment end to end on the tiny config, config errors, frozen constants,
+best-on-validation selection, EBM."""
+import dataclasses
 import os
 
 import jax
@@ -9,6 +11,7 @@ from experiments.anova_tpnn import train
 from lib.anova_tpnn import baselines, data as data_lib
 from lib.anova_tpnn.model import stack_components
 from lib.common import config as config_lib, train_loop, workdir as wd
+from tests.fast_compile import fast_jit
 
 CONFIG = "configs/anova_tpnn/anova_tpnn.py"
 
@@ -27,6 +30,8 @@ def _tiny(**overrides):
     ("model.max_order", 0, "'model.max_order'"),
     ("data.madelon_redundant", 20, "exceeds data.madelon_features"),
     ("ebm.num_replicas", 9, "'ebm.num_replicas' = 9 exceeds replicas.num"),
+    ("eval.val_every", 100, "'eval.val_every' = 100 exceeds train.num_steps = 60"),
+    ("data.val_fraction", 1.0, "'data.val_fraction'"),
 ])
 def test_bad_configs_are_rejected_before_compute(key, value, message):
     with pytest.raises(config_lib.ConfigError, match=message):
@@ -59,7 +64,8 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
                                        "stability_weighted", "recovery", "recovery_centred",
                                        "prediction"}
     assert results["targets"]["stability"]["per_set"]["synth_reg/resample"]["ratios"]["nam"] > 0
-    assert (tmp_path / "results.md").exists()
+    assert (tmp_path / "results.md").exists() and saved["complete"]
+    assert saved["datasets"]["synth_reg"]["n_val"] == 30
 
     # the frozen constants make every replica's main effects zero-mean on ITS resample
     ds = data_lib.load("synth_reg", config.data, config.seed)
@@ -71,14 +77,56 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     assert step == 30
     frozen = np.load(os.path.join(run_dir, "frozen_constants.npz"))
     consts = {o: frozen[f"order_{o}"] for o in (1, 2)}
+    # the evaluated params are each replica's best-on-validation ones
+    assert "best_params" in state
+    np.testing.assert_array_equal(entry["tpnn"]["selected_step_per_replica"],
+                                  np.asarray(state["best_step"]))
     for r in range(3):
-        params = jax.tree.map(lambda a: a[r], state["params"])
+        params = jax.tree.map(lambda a: a[r], train.selected_params(state))
         comps = model.apply(params, ds.x_train, {o: c[r] for o, c in consts.items()},
                             method=model.components)
         keep = weights[:, r] > 0
         np.testing.assert_allclose(np.mean(np.asarray(comps[1])[keep], axis=0), 0.0,
                                    atol=1e-5)
         assert stack_components(comps).shape == (len(ds.x_train), 36)
+
+
+def test_best_on_validation_selection_matches_an_independent_replay():
+    """Replay the jitted steps and recompute every validation loss outside the step (the
+    replica's constants on its own resample, the loss on the validation rows): the state's
+    best_step / best_val / best_params must be the argmin over the checked steps."""
+    config = _tiny(**{"train.num_steps": 12, "eval.val_every": 5})   # checks at 5, 10, 12
+    ds = data_lib.load("diabetes", config.data, config.seed)
+    weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, 1)
+    model = baselines.build("tpnn", ds.num_features, config.model)
+    task = train.make_task(model, "tpnn", ds, weights, config, 64, 0)
+    state = task.init_state(jax.random.key(0))
+    step = fast_jit(task.train_step)
+
+    def val_loss(params, r):
+        consts = model.apply(params, ds.x_train, weights[:, r], method=model.constants)
+        return float(np.mean((np.asarray(model.apply(params, ds.x_val, consts))
+                              - ds.y_val) ** 2))
+
+    best = [(np.inf, 0, None)] * 3
+    for s in range(12):
+        state, _ = step(state, task.batch_fn(s, slice(None)), jax.random.key(s))
+        if (s + 1) in (5, 10, 12):
+            for r in range(3):
+                params = jax.tree.map(lambda a: a[r], state["params"])
+                loss = val_loss(params, r)
+                if loss < best[r][0]:
+                    best[r] = (loss, s + 1, params)
+    np.testing.assert_array_equal(np.asarray(state["best_step"]), [b[1] for b in best])
+    np.testing.assert_allclose(np.asarray(state["best_val"]), [b[0] for b in best], rtol=1e-5)
+    for r in range(3):
+        jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a)[r], b),
+                     state["best_params"], best[r][2])
+    assert train.selected_params(state) is state["best_params"]
+    no_val = dataclasses.replace(ds, x_val=ds.x_val[:0], y_val=ds.y_val[:0])
+    state = train.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state(
+        jax.random.key(0))
+    assert "best_params" not in state and train.selected_params(state) is state["params"]
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])

@@ -11,6 +11,7 @@ import pytest
 from lib.anova_tpnn import baselines
 from lib.anova_tpnn.model import (ANOVATPNN, component_names, init_from_data,
                                   output_from_components, stack_components)
+from tests.fast_compile import fast_jit
 
 CFG = ml_collections.ConfigDict(dict(max_order=2, num_units=4, nam_hidden=(8, 4),
                                      nbm_hidden=(8,), nbm_bases=5, mlp_hidden=(8,)))
@@ -18,7 +19,7 @@ CFG = ml_collections.ConfigDict(dict(max_order=2, num_units=4, nam_hidden=(8, 4)
 
 def _apply(model, params, *args, method=None):
     """model.apply under jit (one compile instead of op-by-op dispatch)."""
-    return jax.jit(functools.partial(model.apply, method=method))(params, *args)
+    return fast_jit(functools.partial(model.apply, method=method))(params, *args)
 
 
 def _x(n=30, p=3, seed=0):
@@ -27,7 +28,7 @@ def _x(n=30, p=3, seed=0):
 
 def _tpnn(x, max_order=2, units=4, seed=0):
     model = ANOVATPNN(x.shape[1], max_order, units)
-    params = jax.jit(functools.partial(init_from_data, model))(
+    params = fast_jit(functools.partial(init_from_data, model))(
         jax.random.key(seed), np.sort(x, axis=0))
     for o in range(1, max_order + 1):
         shape = params["params"][f"beta_{o}"].shape
