@@ -6,13 +6,15 @@
             loss) MLPs -> samples with every solver at every NFE -> SWD, MMD, in-square
             fraction -> tables, scatter grids, SWD-vs-NFE plots
     digits: classifier (features for FD / precision / recall) + class-conditional GMFlow and
-            flow-matching MLPs -> probabilistic guidance and CFG sweeps at each NFE ->
-            FD, precision, recall, saturation, accuracy -> tables, image rows
+            flow-matching MLPs or UNets (8×8 digits or Fashion-MNIST, optionally downsampled),
+            per seed -> probabilistic guidance and CFG sweeps at each NFE -> FD, precision,
+            recall, saturation, accuracy (mean ± SE over seeds) -> tables, image rows
 Models train in <workdir>/models/<name>/ with their own checkpoints (rerun resumes); the
 evaluation is recomputed on every run (it is deterministic given the checkpoints).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 
@@ -31,6 +33,7 @@ from lib.gmflow import (
     config_schema,
     denoising,
     guidance,
+    image_data,
     metrics,
     mixture,
     plots,
@@ -38,8 +41,8 @@ from lib.gmflow import (
     toys,
     training,
 )
-from lib.gmflow.networks import Classifier, GMFlowMLP
-from lib.gmflow.report import markdown, targets
+from lib.gmflow.networks import Classifier, GMFlowMLP, GMFlowUNet
+from lib.gmflow.report import markdown, mean_over_seeds, targets
 
 validate = config_schema.validate
 
@@ -49,16 +52,18 @@ validate = config_schema.validate
 
 def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_fn, example_x,
                 loss_kind: str, trans_ratio: float, batch_size: int, num_classes: int = 0,
-                p_uncond: float = 0.0):
-    """Train (or resume) one model in <workdir>/models/<name>; returns (EMA params, info)."""
+                p_uncond: float = 0.0, seed_offset: int = 0):
+    """Train (or resume) one model in <workdir>/models/<name>, initialised and keyed with
+    `train.seed + seed_offset`; returns (EMA params, info)."""
     task = training.make_task(
         model, example_x=example_x, batch_fn=batch_fn, batch_size=batch_size,
         loss_kind=loss_kind, trans_ratio=trans_ratio, lr=config.optim.lr,
         num_steps=config.train.num_steps, warmup=config.optim.warmup_steps,
         ema_decay=config.optim.ema_decay, num_classes=num_classes, p_uncond=p_uncond)
     t0 = time.time()
-    result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                              workdir=os.path.join(workdir, "models", name), mesh=mesh)
+    loop = train_loop.LoopConfig.from_config(config.train)
+    loop = dataclasses.replace(loop, seed=loop.seed + seed_offset)
+    result = train_loop.train(task, loop, workdir=os.path.join(workdir, "models", name), mesh=mesh)
     if result.preempted:
         raise SystemExit(0)
     losses = _losses(os.path.join(workdir, "models", name))
@@ -163,7 +168,7 @@ def run_toy(config, workdir: str, mesh) -> dict:
                 swd_curves[f"{name} {solver}"] = ([p[0] for p in pts], [p[1] for p in pts])
             res["models"][name] = entry
         if mesh_lib.is_primary():
-            lim = toys.CHECKER_SCALE + 0.5 if dataset == "checkerboard" else 3.0
+            lim = {"checkerboard": toys.CHECKER_SCALE + 0.5, "moons": 3.5}.get(dataset, 3.0)
             scatter_rows["data"] = [ref[:tc.plot_samples]] + [None] * (len(tc.nfes) - 1)
             plots.scatter_grid(os.path.join(workdir, wd.PLOTS, f"{dataset}_samples.png"),
                                scatter_rows, [f"NFE {n}" for n in tc.nfes], lim=lim,
@@ -180,8 +185,30 @@ def run_toy(config, workdir: str, mesh) -> dict:
 
 def _digit_data(dc, seed):
     ds = images.load(dc.dataset, dc.path or None)
+    h, w = ds.images.shape[1:3]
+    if h % dc.downsample or w % dc.downsample:
+        raise config_lib.ConfigError(f"config key 'digits.downsample' = {dc.downsample} is not "
+                                     f"allowed; it must divide the {h}×{w} images")
+    if dc.downsample > 1:
+        ds = images.ImageSet(ds.name, image_data.downsample(ds.images, dc.downsample),
+                             ds.labels, ds.class_names)
     train, test = images.split(ds, dc.test_fraction, seed)
     return ds, train, test
+
+
+def _image_model(dc, h: int, w: int, c: int, k: int, ncls: int):
+    """The class-conditional denoiser for (h, w, c) images: `GMFlowMLP` or `GMFlowUNet`."""
+    if dc.network == "unet":
+        factor = 2 ** (len(dc.unet_features) - 1)
+        if h % factor or w % factor:
+            raise config_lib.ConfigError(
+                f"config key 'digits.unet_features' = {tuple(dc.unet_features)} is not allowed "
+                f"for {h}×{w} images: {len(dc.unet_features)} levels need H and W divisible by "
+                f"{factor}")
+        return GMFlowUNet(height=h, width=w, channels=c, num_components=k,
+                          features=tuple(dc.unet_features), num_classes=ncls)
+    return GMFlowMLP(groups=h * w, channels=c, num_components=k, width=dc.width,
+                     depth=dc.depth, num_classes=ncls)
 
 
 def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images.ImageSet):
@@ -223,36 +250,85 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
     return feats, predict, acc
 
 
+_METHODS = {  # method -> (model, guidance kind, solver key, scales key)
+    "pg": ("gm", "probabilistic", "gm_solver", "pg_scales"),
+    "cfg": ("fm", "cfg", "fm_solver", "cfg_scales"),
+    "cfg_gm": ("gm", "cfg", "gm_solver", "cfg_scales"),
+}
+
+
 def run_digits(config, workdir: str, mesh) -> dict:
+    """Classifier once, then per seed offset s in `digits.seeds`: models trained with
+    `train.seed + s` (named `<dataset>_<gm|fm>` for s = 0, `..._seed<s>` otherwise), sampled
+    with `seed + s`, swept over guidance at every NFE. One seed: its sweep is `nfe`; several:
+    `per_seed` holds each and `nfe` the mean with standard errors (`<metric>_se`)."""
     dc = config.digits
     if dc.dataset == "fashion_mnist" and not images.available("fashion_mnist", dc.path or None):
         raise config_lib.ConfigError(f"config key 'digits.path' = {dc.path!r}: the Fashion-MNIST "
                                      "files are not there")
+    for method in dc.methods:
+        _, kind, _, scales_key = _METHODS[method]
+        for s in dc[scales_key]:
+            guidance.check_scale(kind, s)
     ds, train, test = _digit_data(dc, config.seed)
     h, w, c = ds.images.shape[1:]
-    ncls = ds.num_classes
+    for name, k in (("gm", dc.components), ("fm", 1)):
+        _image_model(dc, h, w, c, k, ds.num_classes)          # config errors before training
     feats, predict, acc = train_classifier(config, workdir, mesh, train, test)
-    real_feats = np.asarray(feats(jnp.asarray(ds.images)))
-    real = {"saturation": metrics.saturation(ds.images),
-            "out_of_range": metrics.out_of_range(ds.images)}
+    ref = ds.images if not dc.real_samples else ds.images[
+        image_data.class_balanced_subset(ds.labels, dc.real_samples, config.seed)]
+    real_feats = np.asarray(feats(jnp.asarray(ref)))
+    results = {"dataset": dc.dataset, "image_shape": [h, w, c], "network": dc.network,
+               "classifier_test_accuracy": acc, "num_classes": ds.num_classes,
+               "real": {"saturation": metrics.saturation(ref),
+                        "out_of_range": metrics.out_of_range(ref), "count": len(ref)}}
+    per_seed = [dict(seed=s, **_digits_one_seed(config, workdir, mesh, s, train, feats, predict,
+                                                 real_feats, plot=(i == 0)))
+                for i, s in enumerate(dc.seeds)]
+    if len(per_seed) == 1:
+        results.update(train=per_seed[0]["train"], nfe=per_seed[0]["nfe"])
+    else:
+        results.update(seeds=list(dc.seeds), per_seed=per_seed, train=per_seed[0]["train"],
+                       nfe=mean_over_seeds([p["nfe"] for p in per_seed]))
+    if mesh_lib.is_primary():
+        for nfe, per in results["nfe"].items():
+            plotting.line_plot(
+                os.path.join(workdir, wd.PLOTS, f"{dc.dataset}_nfe{nfe}_fd_precision.png"),
+                {f"{m} ({per[m]['solver']})": ([r["precision"] for r in per[m]["sweep"]],
+                                               [r["fd"] for r in per[m]["sweep"]]) for m in per},
+                xlabel="precision" + (f" (mean of {len(per_seed)} seeds)" if len(per_seed) > 1
+                                      else ""),
+                ylabel="Fréchet distance", title=f"{dc.dataset}, NFE {nfe}")
+    return results
+
+
+def _digits_one_seed(config, workdir, mesh, seed, train, feats, predict, real_feats,
+                     plot: bool) -> dict:
+    """Train (or resume) the GMFlow and flow-matching models for one seed offset and sweep
+    every method over its guidance scales at every NFE: {"train", "nfe"}."""
+    dc = config.digits
+    h, w, c = train.images.shape[1:]
+    ncls = train.num_classes
     x_train = (train.images.reshape(len(train), h * w, c) * 2 - 1).astype(np.float32)
 
     def batch_fn(step):
-        idx = np.random.default_rng([config.train.seed, step, 11]).integers(0, len(train),
-                                                                            dc.batch_size)
+        idx = np.random.default_rng([config.train.seed + seed, step, 11]).integers(
+            0, len(train), dc.batch_size)
         return {"x": x_train[idx], "label": train.labels[idx]}
 
     models = {}
     for name, k, loss_kind in (("gm", dc.components, dc.loss), ("fm", 1, "l2")):
-        model = GMFlowMLP(groups=h * w, channels=c, num_components=k, width=dc.width,
-                          depth=dc.depth, num_classes=ncls)
-        params, info = train_model(config, workdir, mesh, f"{dc.dataset}_{name}", model,
-                                   batch_fn, x_train[:1], loss_kind, dc.trans_ratio,
-                                   dc.batch_size, num_classes=ncls, p_uncond=dc.p_uncond)
+        if not any(_METHODS[m][0] == name for m in dc.methods):
+            continue
+        model = _image_model(dc, h, w, c, k, ncls)
+        tag = f"{dc.dataset}_{name}" + (f"_seed{seed}" if seed else "")
+        params, info = train_model(config, workdir, mesh, tag, model, batch_fn, x_train[:1],
+                                   loss_kind, dc.trans_ratio, dc.batch_size, num_classes=ncls,
+                                   p_uncond=dc.p_uncond, seed_offset=seed)
         models[name] = (model, params, info)
 
     labels = jnp.asarray(np.repeat(np.arange(ncls), dc.samples_per_class), jnp.int32)
-    x1 = jax.random.normal(jax.random.key(config.seed + 5), (labels.shape[0], h * w, c))
+    x1 = jax.random.normal(jax.random.key(config.seed + seed + 5), (labels.shape[0], h * w, c))
 
     def make_run(name, kind, solver):
         model = models[name][0]
@@ -271,23 +347,17 @@ def run_digits(config, workdir: str, mesh) -> dict:
 
         return jax.jit(run, static_argnums=(2,) if solver not in samplers.GM_SOLVERS else ())
 
-    methods = [("pg", "gm", "probabilistic", dc.gm_solver, dc.pg_scales),
-               ("cfg", "fm", "cfg", dc.fm_solver, dc.cfg_scales),
-               ("cfg_gm", "gm", "cfg", dc.gm_solver, dc.cfg_scales)]
-    for _, _, kind, _, scales in methods:
-        for s in scales:
-            guidance.check_scale(kind, s)
-    results = {"classifier_test_accuracy": acc, "real": real, "num_classes": ncls,
-               "train": {n: m[2] for n, m in models.items()}, "nfe": {}}
+    out = {"train": {n: m[2] for n, m in models.items()}, "nfe": {}}
     for nfe in dc.nfes:
         sub = samplers.default_substeps(nfe, dc.substep_budget)
-        per = {}
-        strips = {}
-        for method, name, kind, solver, scales in methods:
+        per, strips = {}, {}
+        for method in dc.methods:
+            name, kind, solver_key, scales_key = _METHODS[method]
+            solver = dc[solver_key]
             run = make_run(name, kind, solver)
             rows = []
-            for scale in scales:
-                key = jax.random.key(config.seed + 31 * nfe)
+            for scale in dc[scales_key]:
+                key = jax.random.key(config.seed + seed + 31 * nfe)
                 x = np.asarray(run(models[name][1], key, nfe, sub, float(scale)))
                 imgs = ((x + 1) / 2).reshape(-1, h, w, c)
                 clipped = np.clip(np.nan_to_num(imgs, nan=0.5), 0, 1).astype(np.float32)
@@ -304,16 +374,11 @@ def run_digits(config, workdir: str, mesh) -> dict:
                                        for k in range(ncls)])
                 strips[f"{method} {scale:g}"] = clipped[pick]
             per[method] = {"solver": solver, "sweep": rows}
-        results["nfe"][str(nfe)] = per
-        if mesh_lib.is_primary():
+        out["nfe"][str(nfe)] = per
+        if plot and mesh_lib.is_primary():
             plots.image_rows(os.path.join(workdir, wd.PLOTS, f"{dc.dataset}_nfe{nfe}.png"),
                              strips, title=f"{dc.dataset}, NFE {nfe} (2 samples per class)")
-            plotting.line_plot(
-                os.path.join(workdir, wd.PLOTS, f"{dc.dataset}_nfe{nfe}_fd_precision.png"),
-                {f"{m} ({per[m]['solver']})": ([r["precision"] for r in per[m]["sweep"]],
-                                               [r["fd"] for r in per[m]["sweep"]]) for m in per},
-                xlabel="precision", ylabel="Fréchet distance", title=f"NFE {nfe}")
-    return results
+    return out
 
 
 def _guided(x0_fn, params, labels, null, kind, scale, orthogonal):

@@ -2,7 +2,8 @@
 
 Blocks: `train`/`mesh` (shared harness; `train.num_steps` is the step count of every model),
 `optim`, `toy` (2-D checkerboard / Gaussian grid: GMFlow K sweep vs flow matching over NFE),
-`digits` (class-conditional 8×8 digits or Fashion-MNIST: probabilistic guidance vs CFG),
+`digits` (class-conditional 8×8 digits or Fashion-MNIST, MLP or UNet: probabilistic guidance
+vs CFG, over one or several seeds),
 `parts`, `tag`, `seed`.
 """
 from __future__ import annotations
@@ -49,6 +50,12 @@ SCHEMA: dict[str, Rule] = {
     "digits.components": Int(lo=1),
     "digits.loss": Choice(("gm_transition", "gm_kl")),
     "digits.trans_ratio": Float(lo=0.0, lo_open=True, hi=1.0),
+    "digits.network": Choice(("mlp", "unet")),
+    "digits.unet_features": Ints(lo=1),
+    "digits.downsample": Int(lo=1),
+    "digits.real_samples": Int(lo=0),
+    "digits.methods": Names(("pg", "cfg", "cfg_gm")),
+    "digits.seeds": Ints(lo=0),
     "digits.width": Int(lo=1),
     "digits.depth": Int(lo=1),
     "digits.batch_size": Int(lo=1),
@@ -77,6 +84,13 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
         raise ConfigError(f"config key 'digits.samples_per_class' = "
                           f"{config.digits.samples_per_class} is not allowed; it must exceed "
                           f"digits.knn_k = {config.digits.knn_k}")
+    if config.digits.real_samples and config.digits.real_samples <= config.digits.knn_k:
+        raise ConfigError(f"config key 'digits.real_samples' = {config.digits.real_samples} is "
+                          f"not allowed; it must be 0 (all images) or exceed digits.knn_k = "
+                          f"{config.digits.knn_k}")
+    if len(set(config.digits.seeds)) != len(config.digits.seeds) or not config.digits.seeds:
+        raise ConfigError(f"config key 'digits.seeds' = {tuple(config.digits.seeds)} is not "
+                          "allowed; it must be a non-empty tuple of distinct seed offsets")
     if "toy" in config.parts and not (config.toy.components or config.toy.fm_baseline):
         raise ConfigError("the toy part needs at least one model: toy.components or "
                           "toy.fm_baseline")

@@ -92,3 +92,87 @@ class Classifier(nn.Module):
 
     def __call__(self, images: Array) -> Array:
         return self.out(self.features(images))
+
+
+class _FiLMResBlock(nn.Module):
+    """GroupNorm → SiLU → conv3×3, + Dense(cond) per channel, GroupNorm → SiLU → conv3×3,
+    plus an identity or 1×1 shortcut: (B, H, W, C_in), (B, E) -> (B, H, W, features)."""
+
+    features: int
+
+    @nn.compact
+    def __call__(self, x: Array, cond: Array) -> Array:
+        groups = lambda c: math.gcd(8, c)
+        h = nn.Conv(self.features, (3, 3), padding="SAME")(
+            nn.silu(nn.GroupNorm(num_groups=groups(x.shape[-1]))(x)))
+        h = h + nn.Dense(self.features)(nn.silu(cond))[:, None, None, :]
+        h = nn.Conv(self.features, (3, 3), padding="SAME")(
+            nn.silu(nn.GroupNorm(num_groups=groups(self.features))(h)))
+        if x.shape[-1] != self.features:
+            x = nn.Conv(self.features, (1, 1))(x)
+        return x + h
+
+
+class GMFlowUNet(nn.Module):
+    """Convolutional GMFlow denoiser for images: a time- and class-conditioned UNet with the
+    pixel-wise GM head of the paper's GM-DiT (App. B.1), in place of its transformer.
+
+    Input x_t (B, G = H·W, C) in the `mixture.GM` layout (row-major pixels), t (B,), labels
+    (B,) or None. The conditioning vector (sinusoidal embedding of 1000·t, plus a learned class
+    embedding with a null class at index num_classes) enters every residual block as a
+    per-channel shift (FiLM). Levels: one `_FiLMResBlock` per entry of `features` on the way
+    down (2×2 average pooling between levels, so H and W must be divisible by
+    2^(len(features) − 1)), one in the bottleneck, and one per level on the way up
+    (nearest-neighbour ×2 upsampling, concatenated skip). Zero ("SAME") padding: images are
+    not periodic, unlike `lib.nn.unet.UNet`. Heads (a 1×1 convolution on the last features):
+      means   K·C per pixel -> (B, K, G, C),
+      logits  K per pixel, zero-initialised -> (B, K, G) (uniform weights at init),
+      logstd  a 2-layer MLP on the conditioning vector, last layer zero-initialised (s = 1).
+    K = 1 with the L2 loss is the convolutional flow-matching baseline.
+    """
+
+    height: int
+    width: int
+    channels: int
+    num_components: int
+    features: tuple[int, ...] = (32, 64)
+    num_classes: int = 0
+    t_embed_dim: int = 128
+    cond_dim: int = 128
+
+    @nn.compact
+    def __call__(self, x: Array, t: Array, labels: Array | None = None) -> GM:
+        b = x.shape[0]
+        hh, ww, c, k = self.height, self.width, self.channels, self.num_components
+        if x.shape[1:] != (hh * ww, c):
+            raise ValueError(f"GMFlowUNet expects x of shape (B, {hh * ww}, {c}), got {x.shape}")
+        factor = 2 ** (len(self.features) - 1)
+        if hh % factor or ww % factor:
+            raise ValueError(f"GMFlowUNet with {len(self.features)} levels needs H and W "
+                             f"divisible by {factor}; got {(hh, ww)}")
+        t = jnp.broadcast_to(jnp.asarray(t, x.dtype), (b,))
+        cond = sinusoidal_embedding(1000.0 * t, self.t_embed_dim, 1.0, 10000.0)
+        cond = nn.Dense(self.cond_dim)(nn.silu(nn.Dense(self.cond_dim)(cond)))
+        if self.num_classes:
+            if labels is None:
+                raise ValueError("a class-conditional GMFlowUNet needs labels")
+            cond = cond + nn.Embed(self.num_classes + 1, self.cond_dim)(labels)
+        h = nn.Conv(self.features[0], (3, 3), padding="SAME")(x.reshape(b, hh, ww, c))
+        skips = []
+        for i, f in enumerate(self.features):
+            h = _FiLMResBlock(f)(h, cond)
+            skips.append(h)
+            if i < len(self.features) - 1:
+                h = h.reshape(b, h.shape[1] // 2, 2, h.shape[2] // 2, 2, f).mean(axis=(2, 4))
+        h = _FiLMResBlock(self.features[-1])(h, cond)
+        for i, f in reversed(list(enumerate(self.features))):
+            if i < len(self.features) - 1:
+                h = jnp.repeat(jnp.repeat(h, 2, axis=1), 2, axis=2)
+            h = _FiLMResBlock(f)(jnp.concatenate([h, skips[i]], axis=-1), cond)
+        h = nn.silu(nn.GroupNorm(num_groups=math.gcd(8, self.features[0]))(h))
+        means = nn.Conv(k * c, (1, 1))(h).reshape(b, hh * ww, k, c).transpose(0, 2, 1, 3)
+        logits = nn.Conv(k, (1, 1), kernel_init=nn.initializers.zeros)(h)
+        logits = logits.reshape(b, hh * ww, k).transpose(0, 2, 1)
+        s = nn.silu(nn.Dense(self.cond_dim)(nn.silu(cond)))
+        logstd = nn.Dense(1, kernel_init=nn.initializers.zeros)(s)[:, 0]
+        return make_gm(means, logits, logstd)

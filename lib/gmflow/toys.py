@@ -1,4 +1,5 @@
-"""2-D toy data sets: the paper's checkerboard and a Gaussian grid (a GM with known denoiser).
+"""2-D toy data sets: the paper's checkerboard, a Gaussian grid (a GM with known denoiser) and
+two moons.
 
 Samplers take a numpy Generator and return float32 (n, 2) arrays; `as_points` reshapes them
 to the (n, G = 1, C = 2) layout of `mixture.GM`.
@@ -9,9 +10,10 @@ import numpy as np
 
 from lib.gmflow.mixture import GM
 
-TOYS = ("checkerboard", "gaussian_grid")
+TOYS = ("checkerboard", "gaussian_grid", "moons")
 CHECKER_SCALE = 4.0   # support [-4, 4]² (`datasets/checkerboard.py`, App. B.5)
 GRID_SIDE, GRID_SPACING, GRID_STD = 5, 1.0, 0.1
+MOONS_SCALE, MOONS_NOISE = 2.0, 0.05
 
 
 def _white_squares() -> np.ndarray:
@@ -49,7 +51,34 @@ def gaussian_grid(rng: np.random.Generator, n: int) -> np.ndarray:
     return (centres + GRID_STD * rng.standard_normal((n, 2))).astype(np.float32)
 
 
+def moons(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Two interleaving half circles (the usual "moons": upper arc (cos θ, sin θ), lower arc
+    (1 − cos θ, ½ − sin θ), θ ~ U[0, π], each point's arc chosen with probability ½), plus
+    isotropic noise of std MOONS_NOISE, centred at (½, ¼) and scaled by MOONS_SCALE, so the
+    support is about [-3, 3] × [-1.6, 1.6]. float32 (n, 2)."""
+    theta = np.pi * rng.random(n)
+    lower = rng.random(n) < 0.5
+    x = np.where(lower, 1.0 - np.cos(theta), np.cos(theta))
+    y = np.where(lower, 0.5 - np.sin(theta), np.sin(theta))
+    pts = np.stack([x - 0.5, y - 0.25], -1) + MOONS_NOISE * rng.standard_normal((n, 2))
+    return (MOONS_SCALE * pts).astype(np.float32)
+
+
+def moons_arc_distance(x: np.ndarray) -> np.ndarray:
+    """Distance (n,) of points (n, 2) in `moons` coordinates to the nearer noise-free arc
+    (in the same scaled units), for checking samples against the data's support."""
+    p = np.asarray(x, np.float64) / MOONS_SCALE + np.array([0.5, 0.25])
+    upper = np.abs(np.hypot(p[:, 0], p[:, 1]) - 1.0)
+    upper = np.where(p[:, 1] >= 0, upper, np.hypot(np.abs(p[:, 0]) - 1.0, p[:, 1]))
+    q = np.stack([1.0 - p[:, 0], 0.5 - p[:, 1]], -1)      # the lower arc mirrored onto the upper
+    lower = np.abs(np.hypot(q[:, 0], q[:, 1]) - 1.0)
+    lower = np.where(q[:, 1] >= 0, lower, np.hypot(np.abs(q[:, 0]) - 1.0, q[:, 1]))
+    return MOONS_SCALE * np.minimum(upper, lower)
+
+
 def sample_toy(name: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    if name == "moons":
+        return moons(rng, n)
     if name == "checkerboard":
         return checkerboard(rng, n)
     if name == "gaussian_grid":

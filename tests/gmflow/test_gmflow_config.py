@@ -7,7 +7,7 @@ from lib.gmflow.config_schema import validate
 PATH = "configs/gmflow/gmflow.py"
 
 
-@pytest.mark.parametrize("variant", ["tiny", "quick", "paper"])
+@pytest.mark.parametrize("variant", ["tiny", "quick", "paper", "seeds", "fashion"])
 def test_variants_validate(variant):
     validate(load_config(f"{PATH}:{variant}"))
 
@@ -24,6 +24,12 @@ def test_variants_validate(variant):
     ("toy.gm_solvers", ("gm_sde", "euler"), "toy.gm_solvers"),
     ("toy.mmd_samples", 10 ** 7, "toy.mmd_samples"),
     ("digits.p_uncond", 0.0, "digits.p_uncond"),
+    ("digits.network", "transformer", "digits.network"),
+    ("digits.seeds", (0, 0), "digits.seeds"),                     # distinct offsets
+    ("digits.seeds", (), "digits.seeds"),
+    ("digits.real_samples", 2, "digits.real_samples"),            # must exceed knn_k
+    ("digits.methods", ("pg", "dpm"), "digits.methods"),
+    ("digits.downsample", 0, "digits.downsample"),
 ])
 def test_bad_values_name_the_key(key, value, needle):
     config = apply_overrides(load_config(f"{PATH}:tiny"), {key: value})

@@ -63,3 +63,15 @@ def test_bad_config_exits_with_a_clear_error(tmp_path, capsys):
     assert err.value.code == 2
     assert "digits.pg_scales" in capsys.readouterr().err
     assert not os.path.exists(os.path.join(tmp_path, "results.json"))
+
+
+def test_image_sizes_the_unet_cannot_take_fail_before_training(tmp_path):
+    """8×8 digits: 5 UNet levels need sides divisible by 16; 3×3 downsampling does not divide 8."""
+    from lib.common.config import ConfigError
+    for i, (overrides, needle) in enumerate((
+            ({"digits.network": "unet", "digits.unet_features": (4,) * 5}, r"digits\.unet_features"),
+            ({"digits.downsample": 3}, r"digits\.downsample"))):
+        config = _config(**{"parts": ("digits",), **overrides})
+        with pytest.raises(ConfigError, match=needle):
+            train.train_and_evaluate(config, str(tmp_path / f"run{i}"))
+        assert not os.path.exists(tmp_path / f"run{i}" / "models")
