@@ -1,0 +1,76 @@
+"""Dynamic token aggregation vs dense / top-k / focus DETR encoders on rendered shapes.
+
+    python experiments/dynamic_detr/main.py --config=configs/dynamic_detr/dynamic_detr.py:quick \
+        --workdir=workdirs/dynamic_detr_quick
+
+Variants:
+  tiny    32×32 images, 2 levels, d = 16, 2+1 layers, a few steps; dense, top-k and dynamic
+          at one budget, one ablation (tests; seconds, the numbers mean nothing).
+  quick   32×32 images with 1–3 objects of 4 classes, 3 levels at strides 4/8/16
+          (N = 64 + 16 + 4 = 84 tokens), d = 48, 3 encoder + 3 decoder layers, 16 queries;
+          1,000 dense pre-training steps, then 60 fine-tuning steps per variant; budgets
+          0.25 / 0.5 and four ablations at 0.25 (about an hour on a shared 2-core CPU).
+          The README's numbers.
+  paper   COCO-scale shape for an accelerator (not run here): 512×512 rendered images
+          standing in for COCO (swap in lib/detection/coco.py's loader), 4 levels, d = 256,
+          6+6 layers, 300 queries, budgets 0.1–0.5.
+"""
+import ml_collections
+
+from lib.common import config as config_lib
+from lib.common.config import variant_config
+from lib.dynamic_detr.config_schema import validate  # noqa: F401  (used by the config test)
+
+VARIANTS = ("tiny", "quick", "paper")
+
+
+def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales, batch, val,
+           widths, dim, heads, enc, dec, queries, budgets, ablation_budget, ablations, cascade,
+           focus_w, fine_levels, methods=("topk", "focus", "dynamic"), lr=5e-4, ft_lr=2e-4,
+           warmup=200, log_every=50, checkpoint_every=500, eval_batch=64, tp_batch=32, tp_reps=5):
+    c = ml_collections.ConfigDict()
+    c.tag = tag
+    c.train = config_lib.train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
+    c.mesh = config_lib.mesh_block()
+    c.data = dict(image_size=image_size, num_classes=num_classes, min_objects=1,
+                  max_objects=max_objects, min_scale=scales[0], max_scale=scales[1],
+                  batch_size=batch, val_images=val)
+    c.model = dict(widths=tuple(widths), dim=dim, heads=heads, enc_layers=enc, dec_layers=dec,
+                   num_queries=queries)
+    c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0}
+    c.optim = dict(lr=lr, finetune_lr=ft_lr, weight_decay=1e-4, clip=0.5, warmup=warmup)
+    c.sparse = dict(finetune_steps=finetune, methods=tuple(methods), budgets=tuple(budgets),
+                    ablations=tuple(ablations), ablation_budget=ablation_budget,
+                    cascade=tuple(cascade), focus_level_weights=tuple(focus_w),
+                    fine_levels=fine_levels, temperature=0.1)
+    c.eval = dict(batch_size=eval_batch, area_scale=(image_size / 256) ** 2, throughput_batch=tp_batch,
+                  throughput_repeats=tp_reps, plots=True)
+    return c
+
+
+ALL_ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance")
+
+
+def get_config(arg=None):
+    return variant_config({
+        "tiny": lambda: _build(
+            tag="dynamic_detr_tiny", steps=3, finetune=2, image_size=32, num_classes=3,
+            max_objects=3, scales=(6, 14), batch=8, val=8, widths=(8, 8), dim=16, heads=2, enc=2,
+            dec=1, queries=6, budgets=(0.5,), ablation_budget=0.5, ablations=("no_proximal",),
+            cascade=(1.2, 0.8), focus_w=(1.0, 2.0), fine_levels=1, methods=("topk", "dynamic"),
+            warmup=1, log_every=1, checkpoint_every=2, eval_batch=8, tp_batch=2, tp_reps=1),
+        "quick": lambda: _build(
+            tag="dynamic_detr_quick", steps=1000, finetune=60, image_size=32, num_classes=4,
+            max_objects=3, scales=(5, 16), batch=16, val=200, widths=(16, 32, 48), dim=48,
+            heads=4, enc=3, dec=3, queries=16, budgets=(0.25, 0.5), ablation_budget=0.25,
+            ablations=("no_density", "no_proximal", "no_holistic", "no_center_distance"), cascade=(1.3, 1.0, 0.7), focus_w=(1.0, 1.5, 2.0),
+            fine_levels=1, lr=1e-3, ft_lr=2e-4, warmup=100, log_every=25, checkpoint_every=250),
+        "paper": lambda: _build(
+            tag="dynamic_detr_paper", steps=150_000, finetune=30_000, image_size=512,
+            num_classes=6, max_objects=30, scales=(8, 256), batch=32, val=5000,
+            widths=(128, 256, 512, 1024), dim=256, heads=8, enc=6, dec=6, queries=300,
+            budgets=(0.1, 0.2, 0.3, 0.5), ablation_budget=0.2, ablations=ALL_ABLATIONS,
+            cascade=(1.5, 1.3, 1.1, 0.9, 0.7, 0.5), focus_w=(1.0, 1.25, 1.5, 2.0),
+            fine_levels=2, lr=2e-4, ft_lr=1e-4, warmup=1000, log_every=100,
+            checkpoint_every=2000, eval_batch=32, tp_batch=16, tp_reps=20),
+    }, arg, default="quick")
