@@ -11,10 +11,12 @@ wall time, and with `--readme` replaces the text between `<!-- results:TAG:begin
 from __future__ import annotations
 
 from lib.common.report import results_tool
-from lib.editlord.report import tables
+from lib.editlord.report import tables, targets
 
 
 def render(results: dict, config: dict) -> str:
+    results.setdefault("editor_format", config["editor"].get("target_format", "code"))
+    results["targets"] = targets(results)        # a pure function of the results
     stages = ", ".join(f"{k} {v / 60:.1f}" for k, v in results.get("stage_s", {}).items())
     resumed = [f"{v} from step {e['train']['resumed_from']}"
                for v, e in results.get("editors", {}).items() if e["train"].get("resumed_from")]

@@ -9,7 +9,11 @@ Variants:
           (tests; seconds).
   quick   all 164 HumanEval problems, up to 3 injected rules per pair, tests run on every
           pair; offline rule learner with MiniLM similarity; editor 2 layers x 96 (BPE)
-          trained from scratch, 400 steps of 8, in the two variants the targets compare
+          trained from scratch, 1200 steps of 8, answering with a line-addressed edit
+          script (editor.target_format = "edit_script"; "code" regenerates the whole
+          function, the first attempt: 400 steps), on the training pairs plus 4 copies of
+          each with its parameters and locals renamed (editor.rename_copies; the second
+          attempt had none: 600 steps), in the two variants the targets compare
           (source -> target and +spec+rules; `--config.editor.variants` adds the other two,
           which a shared 2-core machine had no time for); evaluation on the
           held-out problems, clean and under the three perturbations (minutes to an hour on
@@ -17,7 +21,9 @@ Variants:
   paper   the paper's setting for accelerators and a served LM: rule learning by a served
           model (the paper uses GPT-4-class models) with the paper's prompts, prompting
           and iterative modes against it, a 0.3 B-parameter editor fine-tuned for 2 epochs
-          (batch 32, lr 1e-5 in the paper; here from scratch, so a larger lr).
+          (batch 32, lr 1e-5 in the paper; here from scratch, so a larger lr); the
+          edit-script format unless editor.target_format = "code"; no renamed copies
+          (a pretrained LM copies names already).
           Not run here.
 """
 import ml_collections
@@ -33,7 +39,7 @@ def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, sim
            min_support, variants, bpe_merges, batch, model, steps, lr, max_new_tokens,
            max_test_pairs, perturbations, backend="offline", prompting=False,
            base_url="", served_model="", log_every=50, checkpoint_every=500, warmup=100,
-           iterative_rounds=3):
+           iterative_rounds=3, target_format="edit_script", rename_copies=0):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.seed = 0
@@ -46,7 +52,9 @@ def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, sim
                    recovery_purity=0.8, recovery_coverage=0.5)
     c.served = dict(base_url=base_url, model=served_model, api_key_env="", cache_dir="",
                     max_tokens=1024)
-    c.editor = dict(variants=tuple(variants), bpe_merges=bpe_merges, batch_size=batch,
+    c.editor = dict(variants=tuple(variants), target_format=target_format,
+                    rename_copies=rename_copies,
+                    bpe_merges=bpe_merges, batch_size=batch,
                     max_new_tokens=max_new_tokens, model=model,
                     optim=dict(lr=lr, warmup_steps=warmup, weight_decay=0.01, grad_clip=1.0))
     c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
@@ -61,7 +69,7 @@ def get_config(arg=None):
         "tiny": lambda: _build(
             tag="tiny", num_problems=20, max_rules=1, max_pairs=2, max_chars=400,
             run_tests=False, similarity="jaccard", min_support=1, variants=("base", "spec_rules"),
-            bpe_merges=20, batch=2,
+            bpe_merges=20, batch=2, rename_copies=1,
             model=dict(d_model=32, num_layers=1, num_heads=2, d_ff=64, max_len=512,
                        dtype="float32"),
             steps=3, lr=1e-3, max_new_tokens=24, max_test_pairs=2,
@@ -69,10 +77,10 @@ def get_config(arg=None):
         "quick": lambda: _build(
             tag="quick", num_problems=0, max_rules=3, max_pairs=12, max_chars=450,
             run_tests=True, similarity="minilm", min_support=2,
-            variants=("base", "spec_rules"), bpe_merges=400, batch=8,
+            variants=("base", "spec_rules"), bpe_merges=400, batch=8, rename_copies=4,
             model=dict(d_model=96, num_layers=2, num_heads=4, d_ff=384, max_len=480,
                        dtype="float32"),
-            steps=400, lr=2e-3, max_new_tokens=270, max_test_pairs=80,
+            steps=1200, lr=2e-3, max_new_tokens=270, max_test_pairs=80,
             perturbations=("rename", "dead_code", "reorder"), log_every=25,
             checkpoint_every=100),
         "paper": lambda: _build(

@@ -8,7 +8,9 @@
              -> rule learning on the training pairs (offline AST learner + MiniLM, or a
                 served LM): extraction, Algorithm 1, rule book workdir/rulebook.jsonl,
                 rule-recovery precision / recall against the injected library
-             -> augmentation: spec + manifested rules (<= 9) per training pair, exported
+             -> augmentation: spec + manifested rules (<= 9) per training pair, code part
+                as the whole target or as a line-addressed edit script
+                (editor.target_format), exported
                 as chat JSONL per variant (workdir/data/sft_<variant>.jsonl)
              -> per variant: BPE editor trained from scratch (lib/lm SFT on train_loop;
                 resumes), greedy edits of the held-out pairs, clean and perturbed
@@ -34,6 +36,7 @@ from lib.common import report as common_report
 from lib.common import train_loop
 from lib.common import workdir as wd
 from lib.data import humaneval
+from lib.editlord import augment as augment_lib
 from lib.editlord import editor, learner, library, perturb, rulebook
 from lib.editlord import pairs as pairs_lib
 from lib.editlord import report as el_report
@@ -150,6 +153,19 @@ def augment(config, backend, rules, train_pairs):
     return out, dict(skipped)
 
 
+def add_renamed_copies(backend, aug, copies: int, seed: int):
+    """aug [(pair, spec, rules)] followed by `copies` renamed copies of each sample
+    (`augment.renamed`: one mapping for source and target; the spec is recomputed from the
+    renamed target, the manifested rules are name-independent patterns and kept)."""
+    out = list(aug)
+    for k in range(copies):
+        for i, (p, _, ms) in enumerate(aug):
+            q = augment_lib.renamed(p, seed + 1000 * (k + 1) + i)
+            if q is not None:
+                out.append((q, backend.spec(q.target), ms))
+    return out
+
+
 # ----------------------------------------------------------------------------- editor
 
 
@@ -244,15 +260,19 @@ def perturbed_inputs(test_pairs, kinds, grader, seed: int):
     return out, skipped
 
 
-def score_edit(pair, reply: str, grader) -> dict:
-    code = editor.parse_edit(reply)
+def score_edit(pair, reply: str, grader, source: str | None = None, fmt: str = "code") -> dict:
+    """Scores of one reply to `source` (default the pair's source; a perturbed input for
+    robustness). A reply without a candidate (no code, a missing or malformed edit script)
+    scores 0 everywhere, with its reason in row["failure"]."""
+    code, failure = editor.candidate(reply, pair.source if source is None else source, fmt)
     row = {"id": pair.id, "parsed": False, "correct": False, "fixed": 0.0, "success": False,
-           "exact": False, "rules_generated": len(editor.parse_rules(reply))}
+           "exact": False, "rules_generated": len(editor.parse_rules(reply)), "failure": failure}
     if code is None:
         return row
     try:
         norm = pairs_lib.normal(code)
     except SyntaxError:
+        row["failure"] = "syntax"
         return row
     row["parsed"] = True
     row["correct"] = grader(pair, norm)[0]
@@ -285,13 +305,19 @@ def rule_prediction(test_pairs, replies, gold) -> dict:
 
 
 def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
-                   cache_path: str, gold_rules: dict | None = None) -> dict:
-    """Greedy edits of clean and perturbed inputs, scored; replies cached in `cache_path`.
-    With `gold_rules` (id -> rule texts) also the editor's rule-prediction accuracy."""
-    cache = wd.read_json(cache_path) if os.path.exists(cache_path) else {}
+                   cache_path: str, gold_rules: dict | None = None, *, fmt: str = "code",
+                   step: int = 0) -> dict:
+    """Greedy edits of clean and perturbed inputs, scored; replies cached in `cache_path`
+    for the editor trained `step` steps (a cache of another step is recomputed). With
+    `gold_rules` (id -> rule texts) also the editor's rule-prediction accuracy."""
+    stored = wd.read_json(cache_path) if os.path.exists(cache_path) else {}
+    cache = stored.get("replies", {}) if stored.get("step") == step else {}
     inputs = [("clean", p, p.source) for p in test_pairs] + \
              [(k, p, s) for k, lst in pert.items() for p, s in lst]
-    todo = sorted({editor.user_text(s) for _, _, s in inputs} - set(cache))
+
+    def ut(source: str) -> str:
+        return editor.user_text(source, fmt)
+    todo = sorted({ut(s) for _, _, s in inputs} - set(cache))
     limit = lm.cfg.max_len - max_new_tokens
     fits = [u for u in todo if len(lm.tok.encode(
         chat.render_chat([{"role": "user", "content": u}]), allow_special=True)) <= limit]
@@ -301,11 +327,13 @@ def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
         for u, reply in zip(fits, editor.local_greedy(lm, fits, max_new_tokens)):
             cache[u] = reply
     if mesh_lib.is_primary():
-        wd.write_json_atomic(cache_path, cache)
+        wd.write_json_atomic(cache_path, {"step": step, "replies": cache})
     rows = {}
     for cond, p, s in inputs:
-        rows.setdefault(cond, []).append(score_edit(p, cache[editor.user_text(s)], grader))
-    out = {"conditions": {c: summarise(r) for c, r in rows.items()}, "too_long": len(todo) - len(fits)}
+        rows.setdefault(cond, []).append(score_edit(p, cache[ut(s)], grader, s, fmt))
+    out = {"conditions": {c: summarise(r) for c, r in rows.items()}, "too_long": len(todo) - len(fits),
+           "failures": {c: dict(Counter(x["failure"] for x in r if x["failure"]))
+                        for c, r in rows.items()}}
     drops = {}
     clean_by_id = {r["id"]: r for r in rows.get("clean", [])}
     for k in pert:
@@ -322,8 +350,8 @@ def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
         out["perturbed"] = summarise(allp)
     if gold_rules is not None:
         out["rule_prediction"] = rule_prediction(
-            test_pairs, [cache[editor.user_text(p.source)] for p in test_pairs], gold_rules)
-    out["examples"] = [{"id": p.id, "reply": cache[editor.user_text(p.source)][:600]}
+            test_pairs, [cache[ut(p.source)] for p in test_pairs], gold_rules)
+    out["examples"] = [{"id": p.id, "reply": cache[ut(p.source)][:600]}
                        for p in test_pairs[:3]]
     return out
 
@@ -381,7 +409,10 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["augmentation"] = {"samples": len(aug), "skipped": aug_skipped,
                                "mean_rules_per_sample": float(np.mean(n_rules)) if n_rules else 0.0,
                                "samples_without_rules": int(sum(n == 0 for n in n_rules))}
-    convs = {v: [editor.conversation(v, p, spec, ms) for p, spec, ms in aug]
+    aug = add_renamed_copies(backend, aug, config.editor.rename_copies, config.seed)
+    results["augmentation"]["editor_samples"] = len(aug)
+    fmt = config.editor.target_format
+    convs = {v: [editor.conversation(v, p, spec, ms, fmt) for p, spec, ms in aug]
              for v in config.editor.variants}
     if mesh_lib.is_primary():
         for v, cs in convs.items():
@@ -398,6 +429,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
                                     "skipped": pskip}
         stage_s["perturb"] = time.perf_counter() - t
         results["editors"] = {}
+        results["editor_format"] = fmt
         if config.editor.variants:
             texts = [m["content"] for cs in convs.values() for c in cs for m in c]
             tok = build_tokenizer(config, texts, os.path.join(workdir, "tokenizer.json"))
@@ -413,7 +445,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
                             max_rules=config.rules.max_rules_per_sample)] for p in tp}
                         if v in ("rules", "spec_rules") else None)
                 ev = evaluate_local(lm, tp, pert, grader, config.editor.max_new_tokens,
-                                    os.path.join(workdir, f"editor_{v}", "replies.json"), gold)
+                                    os.path.join(workdir, f"editor_{v}", "replies.json"), gold,
+                                    fmt=fmt, step=tinfo["steps"])
                 results["editors"][v] = {"train": tinfo, "eval": ev}
                 stage_s[f"editor_{v}"] = time.perf_counter() - t
         if config.eval.prompting:

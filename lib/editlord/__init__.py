@@ -7,7 +7,10 @@
     learner.py       Backend interface, offline backend (AST + MiniLM), Algorithm 1,
                      manifestation, rule-recovery precision / recall
     lm_backend.py    the same backend steps asked of a served LM (paper's prompt structure)
-    editor.py        fine-tuning formats (four variants), prompting and iterative modes
+    editor.py        fine-tuning formats (four variants; full code or edit script), prompting
+                     and iterative modes
+    edit_script.py   line-addressed edit scripts: gold script, strict apply, numbered source
+    augment.py       renamed copies of training pairs (identifier copying for small editors)
     perturb.py       semantics-preserving perturbations (robustness)
     report.py        tables, targets, plots of a run
     config_schema.py config keys and checks

@@ -53,6 +53,8 @@ SCHEMA: dict[str, Rule] = {
     "served.cache_dir": Str(allow_empty=True),
     "served.max_tokens": Int(lo=16),
     "editor.variants": Names(editor.VARIANTS, allow_empty=True),
+    "editor.target_format": Choice(editor.FORMATS),
+    "editor.rename_copies": Int(lo=0),
     "editor.bpe_merges": Int(lo=0),
     "editor.batch_size": Int(lo=1),
     "editor.max_new_tokens": Int(lo=8),

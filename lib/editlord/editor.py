@@ -13,6 +13,11 @@ P(post|pre,spec,rule)): the user turn holds the code to edit, the assistant turn
 so the editor generates the spec and the rules itself before the code. VARIANTS:
 "base" (source -> target), "spec", "rules", "spec_rules".
 
+FORMATS of the code part: "code" (the whole edited function, as above) or "edit_script"
+(`edit_script.py`): the user turn shows the source with numbered lines and the code part
+is a line-addressed script between [EDIT SCRIPT] tags, applied to the source by the
+workspace. The spec -> rules -> code order is the same in both.
+
 Prompting mode gives the rules (those whose X occurs in the source) and optionally the
 spec in context to any `LanguageModel`. Iterative mode: edit, run the tests and the rule
 checks, re-prompt with the failing test output and the rules still unmet, up to
@@ -27,14 +32,15 @@ from collections.abc import Callable, Sequence
 
 import jax
 
-from lib.editlord import learner
+from lib.editlord import edit_script, learner
 from lib.editlord.pairs import Pair
 from lib.editlord.rulebook import Rule
 from lib.lm import chat, sampling
 from lib.lm.client import LanguageModel
 
 VARIANTS = ("base", "spec", "rules", "spec_rules")
-SRC_TAG, TGT_TAG = "ORIGINAL CODE", "EDITED CODE"
+FORMATS = ("code", "edit_script")
+SRC_TAG, TGT_TAG, SCRIPT_TAG = "ORIGINAL CODE", "EDITED CODE", "EDIT SCRIPT"
 RULES_HEADER = "Following editing rules should be applied:"
 
 
@@ -43,8 +49,27 @@ def check_variant(variant: str) -> None:
         raise ValueError(f"unknown editor variant {variant!r}; known: {VARIANTS}")
 
 
-def user_text(source: str) -> str:
-    return f"[{SRC_TAG}]\n{source}\n[/{SRC_TAG}]"
+def check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown editor target format {fmt!r}; known: {FORMATS}")
+
+
+def user_text(source: str, fmt: str = "code") -> str:
+    """The user turn: the source, with numbered lines for the edit-script format."""
+    check_format(fmt)
+    body = edit_script.numbered(source) if fmt == "edit_script" else source
+    return f"[{SRC_TAG}]\n{body}\n[/{SRC_TAG}]"
+
+
+def code_part(fmt: str, source: str, target: str) -> str:
+    """The tagged code part of the assistant turn: the target, or the gold edit script."""
+    check_format(fmt)
+    if fmt == "code":
+        return f"[{TGT_TAG}]\n{target}\n[/{TGT_TAG}]"
+    script = edit_script.gold(source, target)
+    if not script:
+        raise ValueError("source and target are equal: nothing to edit")
+    return f"[{SCRIPT_TAG}]\n{script}\n[/{SCRIPT_TAG}]"
 
 
 def spec_text(spec: dict) -> str:
@@ -55,8 +80,13 @@ def rules_text(rules: Sequence[Rule]) -> str:
     return RULES_HEADER + "\n" + ("\n".join(f"- {r.text}" for r in rules) if rules else "- none")
 
 
-def assistant_text(variant: str, target: str, spec: dict | None, rules: Sequence[Rule]) -> str:
+def assistant_text(variant: str, target: str, spec: dict | None, rules: Sequence[Rule],
+                   fmt: str = "code", source: str | None = None) -> str:
+    """spec (+spec variants) -> rules (+rules variants) -> code part (`code_part`; the
+    edit-script format needs the source)."""
     check_variant(variant)
+    if fmt == "edit_script" and source is None:
+        raise ValueError("the edit-script format needs the source")
     parts = []
     if variant in ("spec", "spec_rules"):
         if spec is None:
@@ -64,13 +94,15 @@ def assistant_text(variant: str, target: str, spec: dict | None, rules: Sequence
         parts.append(spec_text(spec))
     if variant in ("rules", "spec_rules"):
         parts.append(rules_text(rules))
-    parts.append(f"[{TGT_TAG}]\n{target}\n[/{TGT_TAG}]")
+    parts.append(code_part(fmt, source, target))
     return "\n".join(parts)
 
 
-def conversation(variant: str, pair: Pair, spec: dict | None, rules: Sequence[Rule]) -> list[dict]:
-    return [{"role": "user", "content": user_text(pair.source)},
-            {"role": "assistant", "content": assistant_text(variant, pair.target, spec, rules)}]
+def conversation(variant: str, pair: Pair, spec: dict | None, rules: Sequence[Rule],
+                 fmt: str = "code") -> list[dict]:
+    return [{"role": "user", "content": user_text(pair.source, fmt)},
+            {"role": "assistant", "content": assistant_text(variant, pair.target, spec, rules,
+                                                            fmt, pair.source)}]
 
 
 def parse_edit(reply: str) -> str | None:
@@ -82,11 +114,32 @@ def parse_edit(reply: str) -> str | None:
     return m.group(1).strip("\n")
 
 
+def candidate(reply: str, source: str, fmt: str = "code") -> tuple[str | None, str]:
+    """(candidate target or None, failure reason or "") of a reply in format `fmt`.
+
+    "code": the edited code (`parse_edit`), reason "no_code" when there is none.
+    "edit_script": the script between [EDIT SCRIPT] and [/EDIT SCRIPT] applied to `source`;
+    reason "no_script" when the tags are missing (a cut-off script, whose closing tag never
+    came, is not applied) and the `EditScriptError.reason` of a malformed script. Nothing
+    is repaired."""
+    check_format(fmt)
+    if fmt == "code":
+        code = parse_edit(reply)
+        return code, "" if code is not None else "no_code"
+    m = re.search(rf"\[{SCRIPT_TAG}\]\n(.*?)\n?\[/{SCRIPT_TAG}\]", reply, re.DOTALL)
+    if not m:
+        return None, "no_script"
+    try:
+        return edit_script.apply(source, m.group(1)), ""
+    except edit_script.EditScriptError as e:
+        return None, e.reason
+
+
 def parse_rules(reply: str) -> list[str]:
     """The rule lines an editor generated (after RULES_HEADER, before the code)."""
     if RULES_HEADER not in reply:
         return []
-    block = reply.split(RULES_HEADER, 1)[1].split(f"[{TGT_TAG}]", 1)[0]
+    block = reply.split(RULES_HEADER, 1)[1].split(f"[{TGT_TAG}]", 1)[0].split(f"[{SCRIPT_TAG}]", 1)[0]
     return [ln[2:].strip() for ln in block.splitlines() if ln.startswith("- ") and ln[2:].strip() != "none"]
 
 

@@ -27,15 +27,20 @@ def test_tiny_run_writes_everything(run):
     book = rulebook.load(os.path.join(workdir, "rulebook.jsonl"))
     assert len(book) == r["rules"]["num_rules"] >= 1
     convs = sft.load_chat_jsonl(os.path.join(workdir, "data", "sft_spec_rules.jsonl"))
-    assert len(convs) == r["augmentation"]["samples"]
+    assert len(convs) == r["augmentation"]["editor_samples"]
+    assert convs[0][1]["content"].endswith("[/EDIT SCRIPT]")           # tiny: edit-script format
     assert "[SPEC]" in convs[0][1]["content"] and "[SPEC]" not in sft.load_chat_jsonl(
         os.path.join(workdir, "data", "sft_base.jsonl"))[0][1]["content"]
     assert set(r["editors"]) == {"base", "spec_rules"}
+    aug = r["augmentation"]                                  # tiny: 1 renamed copy per pair
+    assert aug["samples"] < aug["editor_samples"] <= 2 * aug["samples"]
     for v in r["editors"].values():
         assert v["train"]["steps"] == 3
         clean = v["eval"]["conditions"]["clean"]
         assert clean["n"] == min(r["data"]["test_pairs"], 2)       # eval.max_test_pairs = 2
         assert 0 <= clean["correct"] <= 1 and 0 <= clean["fixed"] <= 1
+        n_failed = sum(v["eval"]["failures"]["clean"].values())   # counted, by reason
+        assert n_failed <= clean["n"] and (n_failed == clean["n"]) == (clean["parsed"] == 0)
     rp = r["editors"]["spec_rules"]["eval"]["rule_prediction"]
     assert rp["gold"] >= 1 and "rule_prediction" not in r["editors"]["base"]["eval"]
     assert set(r["targets"]) == {"rule_recovery", "rules_beat_base", "robustness"}
