@@ -23,6 +23,7 @@ from lib.common.config import (
     Str,
 )
 from lib.editlord import editor, learner, library, perturb
+from lib.lm import config_schema as lm_schema
 
 SCHEMA: dict[str, Rule] = {
     "tag": Str(allow_empty=False),
@@ -58,16 +59,8 @@ SCHEMA: dict[str, Rule] = {
     "editor.bpe_merges": Int(lo=0),
     "editor.batch_size": Int(lo=1),
     "editor.max_new_tokens": Int(lo=8),
-    "editor.model.d_model": Int(lo=8),
-    "editor.model.num_layers": Int(lo=1),
-    "editor.model.num_heads": Int(lo=1),
-    "editor.model.d_ff": Int(lo=8),
-    "editor.model.max_len": Int(lo=32),
-    "editor.model.dtype": Choice(("float32", "bfloat16")),
-    "editor.optim.lr": Float(lo=0.0, lo_open=True),
-    "editor.optim.warmup_steps": Int(lo=0),
-    "editor.optim.weight_decay": Float(lo=0.0),
-    "editor.optim.grad_clip": Float(lo=0.0, lo_open=True),
+    **lm_schema.model_rules("editor", min_len=32),
+    **lm_schema.optim_rules("editor"),
     **TRAIN_SCHEMA,
     "eval.max_test_pairs": Int(lo=1),
     "eval.perturbations": Names(perturb.KINDS, allow_empty=True),

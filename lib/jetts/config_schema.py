@@ -35,6 +35,7 @@ from lib.common import config as config_lib
 from lib.common.config import (MESH_SCHEMA, Bool, Choice, ConfigError, Float, Floats, Int,
                                Names, Rule, Str)
 from lib.jetts import judges, protocols, reward_models
+from lib.lm import config_schema as lm_schema
 
 DOMAINS = ("arithmetic", "humaneval", "instructions")
 SOURCES = ("local", "served")
@@ -44,20 +45,6 @@ def _train(prefix: str) -> dict[str, Rule]:
     return {f"{prefix}.train.{k}": r for k, r in {
         "num_steps": Int(lo=1), "log_every": Int(lo=1), "checkpoint_every": Int(lo=1),
         "keep_checkpoints": Int(lo=1), "seed": Int(lo=0)}.items()}
-
-
-def _optim(prefix: str) -> dict[str, Rule]:
-    return {f"{prefix}.optim.lr": Float(lo=0.0, lo_open=True),
-            f"{prefix}.optim.warmup_steps": Int(lo=0),
-            f"{prefix}.optim.weight_decay": Float(lo=0.0),
-            f"{prefix}.optim.grad_clip": Float(lo=0.0, lo_open=True)}
-
-
-def _model(prefix: str) -> dict[str, Rule]:
-    return {f"{prefix}.model.d_model": Int(lo=8), f"{prefix}.model.num_layers": Int(lo=1),
-            f"{prefix}.model.num_heads": Int(lo=1), f"{prefix}.model.d_ff": Int(lo=8),
-            f"{prefix}.model.max_len": Int(lo=16),
-            f"{prefix}.model.dtype": Choice(("float32", "bfloat16"))}
 
 
 def _served(prefix: str) -> dict[str, Rule]:
@@ -78,14 +65,14 @@ SCHEMA: dict[str, Rule] = {
     "generator.num_train": Int(lo=1),
     "generator.refine_fraction": Float(lo=0.0, hi=1.0),
     "generator.batch_size": Int(lo=1),
-    **_model("generator"), **_optim("generator"), **_train("generator"), **_served("generator"),
+    **lm_schema.model_rules("generator", min_len=16), **lm_schema.optim_rules("generator"), **_train("generator"), **_served("generator"),
     "judge_lm.source": Choice(SOURCES),
     "judge_lm.fmt": Choice(tuple(judges.FORMATS)),
     "judge_lm.max_tokens": Int(lo=1),
     "judge_lm.num_train": Int(lo=1),
     "judge_lm.init_from_generator": Bool(),
     "judge_lm.batch_size": Int(lo=1),
-    **_model("judge_lm"), **_optim("judge_lm"), **_train("judge_lm"), **_served("judge_lm"),
+    **lm_schema.model_rules("judge_lm", min_len=16), **lm_schema.optim_rules("judge_lm"), **_train("judge_lm"), **_served("judge_lm"),
     "reward.kinds": Names(reward_models.KINDS),
     "reward.num_train_queries": Int(lo=1),
     "reward.samples_per_query": Int(lo=1),
@@ -93,7 +80,7 @@ SCHEMA: dict[str, Rule] = {
     "reward.logprob_feature": Bool(),
     "reward.aggregation": Choice(reward_models.AGGREGATIONS),
     "reward.batch_size": Int(lo=1),
-    **_optim("reward"), **_train("reward"),
+    **lm_schema.optim_rules("reward"), **_train("reward"),
     "pools.num_sampled": Int(lo=0),
     "pools.temperature": Float(lo=0.0),
     "pools.top_p": Float(lo=0.0, hi=1.0, lo_open=True),

@@ -13,6 +13,27 @@ from lib.common.config import (MESH_SCHEMA, TRAIN_SCHEMA, Bool, Choice, ConfigEr
 from lib.lm import tasks
 from lib.lm.model import LMConfig
 
+
+def _key(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def model_rules(prefix: str = "", *, min_len: int = 8) -> dict[str, Rule]:
+    """Schema rules for a `model` block of `LMConfig` fields under `prefix` (e.g.
+    "editor" -> "editor.model.d_model"); `min_len` bounds `model.max_len` from below."""
+    return {_key(prefix, k): r for k, r in {
+        "model.d_model": Int(lo=8), "model.num_layers": Int(lo=1), "model.num_heads": Int(lo=1),
+        "model.d_ff": Int(lo=8), "model.max_len": Int(lo=min_len),
+        "model.dtype": Choice(("float32", "bfloat16"))}.items()}
+
+
+def optim_rules(prefix: str = "") -> dict[str, Rule]:
+    """Schema rules for an `optim` block (AdamW with warm-up and clipping) under `prefix`."""
+    return {_key(prefix, k): r for k, r in {
+        "optim.lr": Float(lo=0.0, lo_open=True), "optim.warmup_steps": Int(lo=0),
+        "optim.weight_decay": Float(lo=0.0), "optim.grad_clip": Float(lo=0.0, lo_open=True)}.items()}
+
+
 SCHEMA: dict[str, Rule] = {
     "tag": Str(allow_empty=False),
     "seed": Int(lo=0),
@@ -21,16 +42,8 @@ SCHEMA: dict[str, Rule] = {
     "task.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "task.num_train": Int(lo=1),
     "tokenizer.bpe_merges": Int(lo=0),
-    "model.d_model": Int(lo=8),
-    "model.num_layers": Int(lo=1),
-    "model.num_heads": Int(lo=1),
-    "model.d_ff": Int(lo=8),
-    "model.max_len": Int(lo=8),
-    "model.dtype": Choice(("float32", "bfloat16")),
-    "optim.lr": Float(lo=0.0, lo_open=True),
-    "optim.warmup_steps": Int(lo=0),
-    "optim.weight_decay": Float(lo=0.0),
-    "optim.grad_clip": Float(lo=0.0, lo_open=True),
+    **model_rules(min_len=8),
+    **optim_rules(),
     **TRAIN_SCHEMA,
     "train.batch_size": Int(lo=1),
     "eval.num_eval": Int(lo=1),
