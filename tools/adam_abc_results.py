@@ -1,23 +1,25 @@
-"""Tables and figures of an adam_abc run, from its results.json (no recomputation).
+"""Print an adam_abc run's tables and target verdicts and put them into the experiment's README.
 
-    python tools/adam_abc_results.py workdirs/adam_abc_quick            # print the tables
-    python tools/adam_abc_results.py workdirs/adam_abc_quick --plots    # and redraw plots/
+    python tools/adam_abc_results.py --workdir=workdirs/adam_abc_quick \
+        --readme=experiments/adam_abc/README.md --tag=quick          # add --plots to redraw
 
-Prints the Markdown tables of experiments/adam_abc/README.md (rate slopes with bootstrap
-intervals, Adam vs SGD, the ε check, the last-iterate summaries) and a one-line verdict
-per target; `--plots` redraws every figure into <workdir>/plots.
+Reads `<workdir>/results.json` (written by experiments/adam_abc/main.py; no recomputation),
+prints the Markdown tables (rate slopes with bootstrap intervals, Adam vs SGD, the ε check,
+the last-iterate summaries) and a one-line verdict per target group, and with `--readme`
+replaces the text between `<!-- results:TAG:begin -->` and `<!-- results:TAG:end -->`
+there. `--plots` first redraws every figure into `<workdir>/plots`.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from absl import flags
 
-from experiments.adam_abc import train  # noqa: E402
-from lib.adam_abc import report  # noqa: E402
+from experiments.adam_abc import train
+from lib.adam_abc import report
+from lib.common.report import results_tool
+
+_PLOTS = flags.DEFINE_bool("plots", False, "Also redraw every figure into <workdir>/plots.")
 
 
 def verdicts(results: dict) -> list[str]:
@@ -25,30 +27,17 @@ def verdicts(results: dict) -> list[str]:
     lines = []
     for part, groups in results.get("targets", {}).items():
         for group, checks in groups.items():
-            flags = [v for c in checks.values() for v in (c.values() if isinstance(c, dict) else [c])]
-            lines.append(f"{part}.{group}: {sum(flags)}/{len(flags)} met")
+            flags_ = [v for c in checks.values() for v in (c.values() if isinstance(c, dict) else [c])]
+            lines.append(f"{part}.{group}: {sum(flags_)}/{len(flags_)} met")
     return lines
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workdir")
-    parser.add_argument("--plots", action="store_true", help="redraw <workdir>/plots/*.png")
-    args = parser.parse_args(argv)
-    path = os.path.join(args.workdir, "results.json")
-    if not os.path.exists(path):
-        print(f"{path} does not exist; run experiments/adam_abc/main.py first", file=sys.stderr)
-        return 1
-    with open(path) as f:
-        results = json.load(f)
-    print(report.tables(results))
-    print()
-    print("\n".join(verdicts(results)))
-    if args.plots:
-        for p in train.write_plots(results, os.path.join(args.workdir, "plots")):
-            print("wrote", p)
-    return 0
+def render(results: dict, config: dict) -> str:
+    if _PLOTS.value:
+        for path in train.write_plots(results, os.path.join(flags.FLAGS.workdir, "plots")):
+            print("wrote", path)
+    return f"{report.tables(results)}\n\n" + "\n".join(verdicts(results))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    results_tool("adam_abc", render)

@@ -2,7 +2,9 @@
 
 `train_and_evaluate(config, workdir)` is the whole experiment; `main.py` parses flags.
 
-    config -> validate -> bank (procedural clouds in both domains + descriptors)
+    config -> validate -> real data files indexed and checked (data.source != procedural)
+      -> bank (procedural clouds, or clouds read from ModelNet40 / ScanObjectNN files,
+         for the configured protocols + descriptors)
       -> MiniLM prompt embeddings (once; workdir/text_embeddings.npz)
       -> for each network in config.variants: train_loop.train on the base session in
          workdir/models/<variant>/ (checkpoints, resume, metrics.jsonl)
@@ -50,7 +52,7 @@ def make_task(config, variant: str, bank: bank_lib.Bank, base_text: np.ndarray) 
     sched = optax.warmup_cosine_decay_schedule(0.0, config.optim.lr, config.optim.warmup_steps,
                                                config.train.num_steps)
     opt = optax.adam(sched)
-    rows = bank.protocols["same_domain"].base_train
+    rows = next(iter(bank.protocols.values())).base_train       # shared by every protocol
     by_class = [rows[bank.labels[rows] == c] for c in range(config.data.base_classes)]
     m = config.per_class_batch
     txt = jnp.asarray(base_text)
@@ -94,7 +96,7 @@ def method_table(config, bank, emb, text_all, params_filp) -> dict:
     out["NCM prototypes"] = methods.PromptPrototype(emb["filp3d"], text_all, "proto")
     out["text zero-shot"] = methods.PromptPrototype(emb["filp3d"], text_all, "text")
     out["fine-tuning"] = methods.FineTune(
-        make_model(config, "filp3d").apply, params_filp, bank.points, bank.desc, text_all,
+        make_model(config, "filp3d"), params_filp, bank.points, bank.desc, text_all,
         steps=config.eval.finetune_steps, lr=config.eval.finetune_lr,
         temperature=config.model.temperature)
     return out
@@ -102,15 +104,17 @@ def method_table(config, bank, emb, text_all, params_filp) -> dict:
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
+    srcs = bank_lib.check_sources(config)        # missing files / wrong layout: before compute
     t0 = time.time()
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
-    bank = bank_lib.build(config)
+    bank = bank_lib.build(config, srcs)
     logging.info("bank: %d clouds of %d points, descriptor dim %d", *bank.points.shape[:2],
                  bank.desc.shape[1])
     text_all = text.prompt_embeddings(config.data.classes, config.text.template,
-                                      os.path.join(workdir, "text_embeddings.npz"))
+                                      os.path.join(workdir, "text_embeddings.npz"),
+                                      procedural=config.data.source == "procedural")
     base_text = text_all[:config.data.base_classes]
     emb, params, train_info = {}, {}, {}
     for variant in config.variants:
@@ -121,14 +125,16 @@ def train_and_evaluate(config, workdir: str) -> dict:
         if res.preempted:
             return {"preempted": True}
         params[variant] = jax.device_get(res.state["params"])
-        emb[variant] = methods.embed_bank(make_model(config, variant).apply, params[variant],
+        emb[variant] = methods.embed_bank(make_model(config, variant), params[variant],
                                           bank.points, bank.desc)
         train_info[variant] = {"steps": res.step, "resumed_from": res.resumed_from,
                                "wall_s": time.time() - t1}
     table = method_table(config, bank, emb, text_all, params["filp3d"])
+    plan = next(iter(bank.protocols.values())).session_classes
     results = {"protocols": {}, "train": train_info, "num_clouds": int(len(bank.labels)),
                "descriptor_dim": int(bank.desc.shape[1]), "classes": list(config.data.classes),
-               "session_classes": [list(s) for s in bank.protocols["same_domain"].session_classes]}
+               "session_classes": [list(s) for s in plan],
+               "data": {"source": config.data.source, "clouds_per_class": bank.counts}}
     for pname in config.eval.protocols:
         prot = bank.protocols[pname]
         results["protocols"][pname] = {

@@ -9,7 +9,8 @@ geometric features embedded into the text prompts. Our offline re-implementation
   text.py        class prompts through the workspace MiniLM, cached
   protocol.py    sessions, what a method may see, per-session metrics
   methods.py     3D-FLEG / FILP-3D-like / NCM / text zero-shot / fine-tuning learners
-  bank.py        the clouds of both protocols and their descriptors
+  sources.py     ModelNet40 (.h5 / .off) and ScanObjectNN (.h5) directories as data sources
+  bank.py        the clouds of the run's protocols (procedural or from files), descriptors
   report.py      results tables and target checks
 See experiments/fleg3d/README.md.
 """

