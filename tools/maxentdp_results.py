@@ -9,6 +9,17 @@ and the return curves per environment (mean of the seeds at each evaluation), an
 the tables of `<workdir>/diagnosis.json` when experiments/maxentdp/diagnose_multigoal.py
 wrote one there, and with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 `<!-- results:TAG:end -->` there.
+
+Runs made in separate workdirs (e.g. one process per agent on an accelerator lease) are
+rendered together with `--merge=DIR,DIR` (their runs join those of `--workdir`; the targets
+are recomputed over all of them), and `--from_metrics` rebuilds every run's entry from its
+`runs/<env>_<algo>/metrics.jsonl`, which holds every evaluated chunk even when the process
+was killed after its last results.json write; `--plot_dir` writes the merged return plots.
+
+    python tools/maxentdp_results.py --workdir=workdirs/gpu_lease/maxentdp/hopper_maxentdp \
+        --merge=workdirs/gpu_lease/maxentdp/hopper_sac --from_metrics \
+        --plot_dir=workdirs/maxentdp_h200_plots --readme=experiments/maxentdp/README.md \
+        --tag=gpu_hopper
 """
 from __future__ import annotations
 
@@ -18,8 +29,41 @@ import os
 import numpy as np
 from absl import flags
 
+import ml_collections
+
+from lib.common import workdir as wd
 from lib.common.report import cell, results_tool
+from lib.maxentdp import report
 from lib.maxentdp.report import tables
+
+flags.DEFINE_list("merge", [], "more workdirs whose runs join those of --workdir")
+flags.DEFINE_bool("from_metrics", False, "rebuild each run's entry from its metrics.jsonl")
+flags.DEFINE_string("plot_dir", None, "write the return plots of the (merged) runs here")
+
+
+def metrics_entry(workdir: str, config: dict, entry: dict) -> dict:
+    """A run's results entry rebuilt from its metrics.jsonl (all evaluated chunks), keeping
+    how the stored entry says the run ended."""
+    from experiments.maxentdp import train                 # jax and the agents: only here
+
+    run = train.run_config(ml_collections.ConfigDict(config), entry["env"])
+    run_dir = os.path.join(workdir, "runs", f"{entry['env']}_{entry['algo']}")
+    new = train.partial_record(run_dir, entry["env"], entry["algo"], run, entry["wall_s"])
+    new.update(in_progress=False, budget_stopped=entry.get("budget_stopped", False),
+               preempted=bool(entry.get("preempted") or entry.get("in_progress")))
+    return new
+
+
+def collect(results: dict, workdirs: list[str], from_metrics: bool) -> dict:
+    """`results` of the first workdir with the runs of all `workdirs` and their targets."""
+    runs = {}
+    for w in workdirs:
+        res = results if w == workdirs[0] else wd.read_json(os.path.join(w, wd.RESULTS))
+        config = wd.read_json(os.path.join(w, wd.CONFIG))
+        for name, entry in res["runs"].items():
+            runs[name] = metrics_entry(w, config, entry) if from_metrics else entry
+    return {**results, "runs": runs, "targets": report.targets(runs),
+            "budget_stopped": [k for k, r in runs.items() if r.get("budget_stopped")]}
 
 
 def curves(results: dict) -> str:
@@ -29,7 +73,7 @@ def curves(results: dict) -> str:
         sd = r["eval_return_std"] or [0.0] * len(r["eval_return_mean"])
         pts = ", ".join(f"{s}: {cell(m, 0, 'f')} ± {cell(d, 0, 'f')}"
                         for s, m, d in zip(r["env_steps"], r["eval_return_mean"], sd))
-        lines.append(f"- {r['env']} / {r['algo']}: {pts}")
+        lines.append(f"- {r['env']} / {r['algo']}: {pts or 'no evaluation (not started)'}")
     return "Return curves (environment steps: mean ± sd over seeds):\n\n" + "\n".join(lines)
 
 
@@ -83,13 +127,30 @@ def diagnosis_tables(diag: dict) -> str:
 
 def render(results: dict, config: dict) -> str:
     workdir = flags.FLAGS.workdir                 # the plots' paths are given relative to it
+    if flags.FLAGS.merge or flags.FLAGS.from_metrics:
+        results = collect(results, [workdir] + list(flags.FLAGS.merge), flags.FLAGS.from_metrics)
+    if flags.FLAGS.plot_dir:
+        results["plots"] = report.plots(results["runs"], flags.FLAGS.plot_dir)
+        workdir = "."                             # paths then given from the current folder
     plots = ", ".join(f"`{os.path.relpath(p, workdir)}`" for p in results.get("plots", []))
     diag_path = os.path.join(workdir, "diagnosis.json")
     diag = ""
     if os.path.exists(diag_path):
         with open(diag_path) as f:
             diag = diagnosis_tables(json.load(f)) + "\n\n"
-    return (f"{tables(results)}\n\n{curves(results)}\n\n{diag}Plots in the workdir: {plots}.\n\n"
+    budget = ""
+    if flags.FLAGS.from_metrics:
+        dirs = ", ".join(f"`{w}`" for w in [flags.FLAGS.workdir] + list(flags.FLAGS.merge))
+        budget = ("Entries rebuilt from each run's metrics.jsonl (every evaluated chunk) in "
+                  f"{dirs}; \"SIGTERM\" marks a process killed after its last chunk.\n\n")
+    elif results.get("time_budget_s") is not None:
+        stopped = ", ".join(results.get("budget_stopped", [])) or "none"
+        budget = (f"Wall-clock budget {results['time_budget_s']:g} s for the process "
+                  f"(runs stopped by it: {stopped}); "
+                  f"{'complete' if results.get('complete', True) else 'INCOMPLETE (killed)'}"
+                  " results.json.\n\n")
+    return (f"{tables(results)}\n\n{curves(results)}\n\n{diag}{budget}"
+            f"Plots in the workdir: {plots}.\n\n"
             f"Config `{config['tag']}`; measured on {results['machine']} "
             f"(shared with other jobs) in {results['wall_s']:.0f} s "
             "(env steps/s: after compilation, all seeds together).")

@@ -14,6 +14,19 @@ Variants:
           evaluations, 10 evaluation candidates, (256, 256) networks, batch 256, 1e6 steps
           with 1e4 random ones, α = 0.05 (hopper) / 0.2 (halfcheetah), 5 seeds, on brax
           hopper and halfcheetah as well; for an accelerator (not run here).
+  gpu     the run of the 7-minute H200 slot: brax hopper and halfcheetah, MaxEntDP then SAC,
+          5 vmapped seeds, the paper's networks and batch ((256, 256), time MLP (128, 128),
+          64 Fourier features, batch 256, T = 20, N = 10) but K = 128 QNE candidates and 10
+          log-prob draws per level (paper 500 and 50) to get more environment steps into the
+          slot, 2,000-step chunks (evaluation: 5 episodes of 1,000 steps per seed), 2,000
+          random steps, constant actor lr (the run's length is set by the clock, so a cosine
+          schedule over the nominal 100,000 steps would hardly decay). `run.time_budget_s` =
+          330 s for the whole process, 70 % of what is left to MaxEntDP and the rest to SAC
+          (stops at a chunk boundary; results.json after every chunk). Run one environment
+          per process: --config.envs="('hopper',)".
+The state-value backup of the critics' target is `agent.backup`: "policy" (soft policy
+evaluation with a' ~ π, the paper's) or "softmax" (soft Q-learning's α log ∫ exp(Q/α) da by
+`agent.backup_samples` uniform actions; README, "Multi-goal with the soft-max backup").
 Pick environments with --config.envs="('multigoal',)" and agents with
 --config.algos="('sac',)".
 """
@@ -22,7 +35,7 @@ import ml_collections
 from lib.common.config import variant_config
 from lib.maxentdp.config_schema import validate  # noqa: F401  (used by the config test)
 
-VARIANTS = ("tiny", "quick", "paper")
+VARIANTS = ("tiny", "quick", "paper", "gpu")
 
 
 def _run(*, horizon, alpha, auto_alpha, seeds, steps, eval_every, start, episodes, capacity,
@@ -45,14 +58,15 @@ _MULTIGOAL = dict(goal_radius=5.0, threshold=1.0, action_cost=30.0, distance_cos
 
 def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, draws, cands,
            batch, multigoal, pendulum, hopper, halfcheetah, rollouts, action_samples,
-           actor_cosine, checkpoint_every, keep_checkpoints=2):
+           actor_cosine, checkpoint_every, keep_checkpoints=2, time_budget_s=None,
+           time_share=(0.5, 0.5), algos=("maxentdp", "sac")):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.envs = tuple(envs)
-    c.algos = ("maxentdp", "sac")
+    c.algos = tuple(algos)
     c.agent = dict(gamma=0.99, tau=0.005, batch_size=batch, utd=1, critic_hidden=tuple(hidden),
                    actor_hidden=tuple(hidden), critic_lr=3e-4, actor_lr=3e-4, alpha_lr=3e-4,
-                   actor_cosine=actor_cosine)
+                   actor_cosine=actor_cosine, backup="policy", backup_samples=64)
     c.diffusion = dict(steps=steps, bound="tanh", fourier_dim=fourier,
                        time_hidden=tuple(time_hidden), eps_hidden=tuple(eps_hidden),
                        qne_samples=qne, logprob_draws=draws, eval_candidates=cands,
@@ -61,6 +75,10 @@ def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, d
                  hopper={**hopper, "backend": "positional"},
                  halfcheetah={**halfcheetah, "backend": "positional"})
     c.multigoal_eval = dict(rollouts=rollouts, action_samples=action_samples)
+    # The process's wall-clock budget (None = off) and the shares of it given to the runs of
+    # each agent, in order (lib/maxentdp/budget.py; experiments/maxentdp/train.py).
+    c.run = dict(time_budget_s=time_budget_s,
+                 time_share=dict(maxentdp=time_share[0], sac=time_share[1]))
     c.train = dict(log_every=1, checkpoint_every=checkpoint_every,
                    keep_checkpoints=keep_checkpoints, seed=0)
     return c
@@ -69,6 +87,12 @@ def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, d
 def _small_brax(alpha):
     return _run(horizon=1000, alpha=alpha, auto_alpha=("sac",), seeds=5, steps=20_000,
                 eval_every=5_000, start=5_000, episodes=2, capacity=20_000)
+
+
+def _gpu_brax(alpha):
+    # Nominal length only: the time budget stops the run at a chunk boundary.
+    return _run(horizon=1000, alpha=alpha, auto_alpha=("sac",), seeds=5, steps=100_000,
+                eval_every=2_000, start=2_000, episodes=5, capacity=100_000)
 
 
 def get_config(arg=None):
@@ -113,4 +137,16 @@ def get_config(arg=None):
                              steps=1_000_000, eval_every=10_000, start=10_000, episodes=10,
                              capacity=1_000_000),
             rollouts=100, action_samples=1000, actor_cosine=True, checkpoint_every=5),
+        "gpu": lambda: _build(
+            tag="maxentdp_gpu", envs=("hopper", "halfcheetah"), hidden=(256, 256),
+            eps_hidden=(256, 256), time_hidden=(128, 128), fourier=64, steps=20, qne=128,
+            draws=10, cands=10, batch=256,
+            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
+                           steps=10_000, eval_every=1_000, start=1_000, episodes=10,
+                           capacity=10_000),
+            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=20_000,
+                          eval_every=2_000, start=2_000, episodes=5, capacity=20_000),
+            hopper=_gpu_brax(0.05), halfcheetah=_gpu_brax(0.2),
+            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
+            keep_checkpoints=1, time_budget_s=330.0, time_share=(0.7, 0.3)),
     }, arg, default="quick")

@@ -84,7 +84,8 @@ def entropy_scale(workdir: str, algo: str) -> list[dict]:
     rows = metrics_lib.read_metrics(os.path.join(workdir, "runs", f"multigoal_{algo}"))
     return [{"env_steps": r["env_steps"], "alpha": r["alpha"], "entropy_next": r["entropy_next"],
              "alpha_times_entropy": r["alpha"] * r["entropy_next"], "q_mean": r["q_mean"],
-             "train_return": r["train_return"]} for r in rows if r["alpha"] > 0]
+             "train_return": r["train_return"]} for r in rows
+            if r["alpha"] > 0 and "entropy_next" in r]   # none with agent.backup = "softmax"
 
 
 def main(_):

@@ -10,6 +10,12 @@
         multigoal: stochastic rollouts from the start state (goals reached) and action
         samples at the origin
     -> results.json, results.md, plots/{returns_<env>,multigoal_actions,multigoal_goals}.png
+       (results.json and results.md also after every chunk, marked "complete": false)
+
+With `run.time_budget_s`, the process's wall-clock budget is shared out between the runs
+(`run.time_share`, in run order, over what is left when each run starts) and each run stops
+at a chunk boundary before its deadline (`lib/maxentdp/budget.py`); such a run is recorded
+with `budget_stopped` and the steps it reached, and rerunning the command resumes it.
 
 Why train_loop fits: RL has no dataset, so the loop's `batch` is only the step index; the
 data are collected inside the jitted step (lax.scan over environment steps), and the
@@ -27,7 +33,8 @@ from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
 from lib.common import report as common_report, train_loop, workdir as wd
-from lib.maxentdp import agent as agent_lib, config_schema, critics, diagnostics, envs, report
+from lib.maxentdp import agent as agent_lib, budget as budget_lib, config_schema, critics
+from lib.maxentdp import diagnostics, envs, report
 from lib.maxentdp import rollout
 
 validate = config_schema.validate
@@ -39,7 +46,8 @@ def agent_config(config, env_name: str, algo: str, num_updates: int) -> agent_li
         algo=algo, alpha=e.alpha, auto_alpha=algo in tuple(e.auto_alpha), gamma=a.gamma,
         tau=a.tau, batch_size=a.batch_size, critic_hidden=tuple(a.critic_hidden),
         actor_hidden=tuple(a.actor_hidden), critic_lr=a.critic_lr, actor_lr=a.actor_lr,
-        alpha_lr=a.alpha_lr, actor_cosine_steps=num_updates if a.actor_cosine else 0,
+        alpha_lr=a.alpha_lr, backup=a.backup, backup_samples=a.backup_samples,
+        actor_cosine_steps=num_updates if a.actor_cosine else 0,
         steps=d.steps, bound=d.bound, fourier_dim=d.fourier_dim,
         time_hidden=tuple(d.time_hidden), eps_hidden=tuple(d.eps_hidden),
         qne_samples=d.qne_samples, logprob_draws=d.logprob_draws,
@@ -123,7 +131,38 @@ def _steps_per_sec(run_dir: str, run: rollout.RunConfig) -> float | None:
     return rows[-1]["steps_per_sec"] * run.chunk_len * run.num_seeds
 
 
-def train_one(config, workdir: str, env_name: str, algo: str, mesh) -> dict:
+def run_record(env_name: str, algo: str, run: rollout.RunConfig, evals: np.ndarray,
+               alpha: list, **extra) -> dict:
+    """The results.json entry of one run from its evaluations `evals` (chunks done, S)."""
+    done = evals.shape[0]
+    multi = run.num_seeds > 1 and done > 0
+    return {"env": env_name, "algo": algo, "num_seeds": run.num_seeds,
+            "planned_env_steps": run.env_steps,
+            "env_steps": [(i + 1) * run.chunk_len for i in range(done)],
+            "eval_return": evals.T.tolist(),
+            "eval_return_mean": evals.mean(1).tolist(),
+            "eval_return_std": evals.std(1, ddof=1).tolist() if multi else None,
+            "final_return_mean": float(evals[-1].mean()) if done else None,
+            "final_return_std": (float(evals[-1].std(ddof=1)) if multi else 0.0) if done else None,
+            "final_alpha": alpha, **extra}
+
+
+def partial_record(run_dir: str, env_name: str, algo: str, run: rollout.RunConfig,
+                   wall: float) -> dict:
+    """A run's entry from its metrics.jsonl while it is going on (per-seed evaluations are
+    logged as `eval_return_seed<i>` after every chunk)."""
+    keys = [f"eval_return_seed{i}" for i in range(run.num_seeds)]
+    rows = [r for r in metrics_lib.read_metrics(run_dir) if all(k in r for k in keys)]
+    evals = np.asarray([[r[k] for k in keys] for r in rows], np.float64).reshape(-1, run.num_seeds)
+    alpha = [rows[-1]["alpha"]] if rows and "alpha" in rows[-1] else []
+    return run_record(env_name, algo, run, evals, alpha, wall_s=wall, in_progress=True,
+                      budget_stopped=False, env_steps_per_sec=_steps_per_sec(run_dir, run))
+
+
+def train_one(config, workdir: str, env_name: str, algo: str, mesh,
+              clock: budget_lib.Budget | None = None, on_progress=None) -> dict:
+    """Train (or resume) one (environment, agent) run within `clock`'s deadline; its
+    results.json entry. `on_progress(entry)` after every chunk (progressive results)."""
     env, agent, run, task = build(config, env_name, algo)
     run_dir = os.path.join(workdir, "runs", f"{env_name}_{algo}")
     t = config.train
@@ -131,26 +170,60 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh) -> dict:
                                  checkpoint_every=t.checkpoint_every,
                                  keep_checkpoints=t.keep_checkpoints, seed=t.seed)
     t0 = time.time()
-    res = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
+    progress = None
+    if on_progress is not None:
+        progress = lambda done: on_progress(
+            partial_record(run_dir, env_name, algo, run, time.time() - t0))
+    res = budget_lib.train_budgeted(task, loop, workdir=run_dir, mesh=mesh,
+                                    budget=clock or budget_lib.Budget(None), on_step=progress)
     wall = time.time() - t0
-    if res.preempted:
-        raise SystemExit(0)
+    extra = {"wall_s": wall, "resumed_from": res.resumed_from, "budget_stopped": res.stopped,
+             "env_steps_per_sec": _steps_per_sec(run_dir, run)}
+    if res.preempted:                     # SIGTERM: recorded up to the last chunk, see caller
+        extra["preempted"] = True
+    if res.state is None:                 # the budget was spent before this run could start
+        return run_record(env_name, algo, run, np.zeros((0, run.num_seeds)), [], **extra)
     state = res.state
-    evals = np.asarray(jax.device_get(state["evals"]))                   # (chunks, S)
-    out = {"env": env_name, "algo": algo, "num_seeds": run.num_seeds,
-           "env_steps": [(i + 1) * run.chunk_len for i in range(run.num_chunks)],
-           "eval_return": evals.T.tolist(),
-           "eval_return_mean": evals.mean(1).tolist(),
-           "eval_return_std": evals.std(1, ddof=1).tolist() if run.num_seeds > 1 else None,
-           "final_return_mean": float(evals[-1].mean()),
-           "final_return_std": float(evals[-1].std(ddof=1)) if run.num_seeds > 1 else 0.0,
-           "final_alpha": np.exp(np.asarray(state["seeds"]["agent"]["log_alpha"])).tolist(),
-           "wall_s": wall, "resumed_from": res.resumed_from,
-           "env_steps_per_sec": _steps_per_sec(run_dir, run)}
-    if env_name == "multigoal":
+    done = int(jax.device_get(state["chunk"]))
+    evals = np.asarray(jax.device_get(state["evals"]))[:done]          # (chunks done, S)
+    alpha = np.exp(np.asarray(state["seeds"]["agent"]["log_alpha"])).tolist()
+    out = run_record(env_name, algo, run, evals, alpha, **extra)
+    if env_name == "multigoal" and not res.preempted:
         out["multigoal"] = multigoal_analysis(config, env, agent, state["seeds"]["agent"],
                                               jax.random.key(t.seed + 7))
     return out
+
+
+def run_budget(config, pairs: list, start: float) -> budget_lib.Budget:
+    """The deadline of the first of the remaining (env, algo) `pairs`: its share
+    (`run.time_share.<algo>`, normalised over the remaining runs) of the time left of the
+    process's `run.time_budget_s` counted from `start` (time.monotonic)."""
+    total = config.run.time_budget_s
+    if total is None:
+        return budget_lib.Budget(None)
+    now = time.monotonic()
+    left = max(start + float(total) - now, 0.0)
+    shares = [config.run.time_share[a] for _, a in pairs]
+    return budget_lib.Budget(now + left * shares[0] / sum(shares))
+
+
+def write_results(config, workdir: str, runs: dict, start: float, *, complete: bool,
+                  plots: bool) -> dict:
+    """results.json (+ results.md, and the plots when `plots`) from the runs so far; called
+    after every chunk, so that a killed process still leaves usable results."""
+    results = {"tag": config.tag, "complete": complete, "runs": runs,
+               "targets": report.targets(runs), "machine": common_report.machine(),
+               "wall_s": time.monotonic() - start,
+               "time_budget_s": config.run.time_budget_s,
+               "budget_stopped": [k for k, r in runs.items() if r.get("budget_stopped")]}
+    if not mesh_lib.is_primary():
+        return results
+    if plots:
+        results["plots"] = report.plots(runs, os.path.join(workdir, wd.PLOTS))
+    wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
+    with open(os.path.join(workdir, "results.md"), "w") as f:
+        f.write(report.tables(results) + "\n")
+    return results
 
 
 def train_and_evaluate(config, workdir: str) -> dict:
@@ -158,18 +231,20 @@ def train_and_evaluate(config, workdir: str) -> dict:
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     # The seeds are vmapped inside one jitted step on one device; the batch is a step index.
     mesh = mesh_lib.make_mesh(1, 1, devices=jax.local_devices()[:1])
-    start = time.time()
+    start = time.monotonic()
+    pairs = [(e, a) for e in config.envs for a in config.algos]
     runs = {}
-    for env_name in config.envs:
-        for algo in config.algos:
-            logging.info("training %s on %s", algo, env_name)
-            runs[f"{env_name}_{algo}"] = train_one(config, workdir, env_name, algo, mesh)
-    results = {"tag": config.tag, "runs": runs, "targets": report.targets(runs),
-               "machine": common_report.machine(), "wall_s": time.time() - start}
-    if mesh_lib.is_primary():
-        results["plots"] = report.plots(runs, os.path.join(workdir, wd.PLOTS))
-        wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.tables(results) + "\n")
-        logging.info("results:\n%s", report.tables(results))
+    for i, (env_name, algo) in enumerate(pairs):
+        name = f"{env_name}_{algo}"
+        logging.info("training %s on %s", algo, env_name)
+        progress = lambda entry, name=name: write_results(
+            config, workdir, {**runs, name: entry}, start, complete=False, plots=False)
+        runs[name] = train_one(config, workdir, env_name, algo, mesh,
+                               run_budget(config, pairs[i:], start), progress)
+        write_results(config, workdir, runs, start, complete=False, plots=True)
+        if runs[name].get("preempted"):   # SIGTERM: results as far as they go, then exit 0
+            logging.warning("SIGTERM: results.json written up to %s; rerun to resume", name)
+            raise SystemExit(0)
+    results = write_results(config, workdir, runs, start, complete=True, plots=True)
+    logging.info("results:\n%s", report.tables(results))
     return results

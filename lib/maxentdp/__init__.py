@@ -9,11 +9,13 @@ Modules:
   diffusion_policy VP cosine schedule, noise-prediction net, DDPM sampling, action bounds
   q_weighted       Q-weighted noise estimation (QNE) target and loss
   logprob          log π(a|s) by the integral over noise levels
-  critics          twin Q networks, soft TD target, Polyak update
+  critics          twin Q networks, soft TD target, soft-max (SQL) value, Polyak update
   sac              tanh-Gaussian actor, SAC losses, temperature loss
   agent            both agents behind one interface: init, act, act_eval, update
   rollout          on-device collection (lax.scan) and evaluation, vmapped over seeds
   diagnostics      multi-goal mode diagnostics: Q at the start state per goal sector,
                    exp(Q/α) vs policy sector masses, QNE against a fixed 4-mode Q
+  budget           wall-clock budget around lib.common.train_loop.train (stop at a chunk
+                   boundary before a deadline, restore, resume later)
   config_schema    config keys, ranges and cross-checks
 """

@@ -9,7 +9,8 @@
 State: {"actor", "critic", "target_critic", "actor_opt", "critic_opt", "log_alpha",
 "alpha_opt", "updates"}. Per update (notes C.1): critic step on the soft TD target
 (a' ~ π(·|s'), log π(a'|s') from the noise-level integral for MaxEntDP, when
-`backup_entropy`), then the actor step (QNE for MaxEntDP, reparameterised SAC loss), then
+`backup_entropy`) — or, with `backup = "softmax"`, on soft Q-learning's target
+r + γ α log ∫ exp(min Q̄(s', a)/α) da estimated with uniform actions — then the actor step (QNE for MaxEntDP, reparameterised SAC loss), then
 the optional temperature step, then the Polyak update of the target critics.
 
 Evaluation: MaxEntDP draws `eval_candidates` actions and keeps the one with the largest
@@ -28,6 +29,7 @@ import optax
 from lib.maxentdp import critics, diffusion_policy as dp, logprob, q_weighted, sac
 
 ALGOS = ("maxentdp", "sac")
+BACKUPS = ("policy", "softmax")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +46,10 @@ class AgentConfig:
     actor_lr: float = 3e-4
     alpha_lr: float = 3e-4
     actor_cosine_steps: int = 0            # > 0: cosine decay of the actor lr over these updates
+    # "policy": y = r + γ(min Q̄(s', a') − α log π(a'|s')), a' ~ π (soft policy evaluation);
+    # "softmax": y = r + γ α log ∫ exp(min Q̄(s', a)/α) da over `backup_samples` uniform a
+    backup: str = "policy"
+    backup_samples: int = 64
     # diffusion policy (MaxEntDP)
     steps: int = 20
     bound: str = "tanh"
@@ -64,6 +70,10 @@ class AgentConfig:
                    f"eval_candidates must be >= 1, got {self.eval_candidates}"),
                   (self.logprob_draws >= 1,
                    f"logprob_draws must be >= 1, got {self.logprob_draws}"),
+                  (self.backup in BACKUPS,
+                   f"backup {self.backup!r} is not one of {list(BACKUPS)}"),
+                  (self.backup_samples >= 1,
+                   f"backup_samples must be >= 1, got {self.backup_samples}"),
                   (self.bound in dp.BOUNDS,
                    f"bound {self.bound!r} is not one of {list(dp.BOUNDS)}")]
         for ok, msg in checks:
@@ -171,12 +181,23 @@ def make(cfg: AgentConfig, obs_dim: int, act_dim: int) -> Agent:
     def update(state, batch, key):
         k_next, k_actor, k_alpha = jax.random.split(key, 3)
         alpha = jnp.exp(state["log_alpha"])
-        # policy evaluation: soft TD target with a' ~ π(·|s')
-        a_next, logp_next = sample_with_logp(state["actor"], batch["next_obs"], k_next,
-                                             cfg.backup_entropy or cfg.algo == "sac")
-        q_next = q_net.apply(state["target_critic"], batch["next_obs"], a_next)
-        y = critics.soft_td_target(batch["reward"], batch["mask"], q_next,
-                                   jax.lax.stop_gradient(logp_next), cfg.gamma, alpha)
+        metrics = {}
+        if cfg.backup == "softmax":   # soft Q-learning: V(s') by uniform actions, no policy
+            nxt = batch["next_obs"]
+            a_u = jax.random.uniform(k_next, (cfg.backup_samples,) + batch["action"].shape,
+                                     minval=-1.0, maxval=1.0)
+            o = jnp.broadcast_to(nxt, a_u.shape[:-1] + nxt.shape[-1:])
+            q_u = jnp.min(q_net.apply(state["target_critic"], o, a_u), axis=0)   # (M, B)
+            v = critics.soft_max_value(q_u, alpha, a_u.shape[-1])
+            y = batch["reward"] + cfg.gamma * batch["mask"] * v
+        else:                         # soft policy evaluation with a' ~ π(·|s')
+            a_next, logp_next = sample_with_logp(state["actor"], batch["next_obs"], k_next,
+                                                 cfg.backup_entropy or cfg.algo == "sac")
+            q_next = q_net.apply(state["target_critic"], batch["next_obs"], a_next)
+            y = critics.soft_td_target(batch["reward"], batch["mask"], q_next,
+                                       jax.lax.stop_gradient(logp_next), cfg.gamma, alpha)
+            metrics["entropy_next"] = -jnp.mean(logp_next)
+        y = jax.lax.stop_gradient(y)
         (c_loss, q), c_grads = jax.value_and_grad(
             lambda p: critics.critic_loss(q_net, p, batch["obs"], batch["action"], y),
             has_aux=True)(state["critic"])
@@ -187,8 +208,7 @@ def make(cfg: AgentConfig, obs_dim: int, act_dim: int) -> Agent:
         a_grads, a_loss = actor_step(state, batch["obs"], batch["action"], k_actor, alpha)
         a_upd, a_opt = actor_opt.update(a_grads, state["actor_opt"], state["actor"])
         state = {**state, "actor": optax.apply_updates(state["actor"], a_upd), "actor_opt": a_opt}
-        metrics = {"critic_loss": c_loss, "actor_loss": a_loss, "q_mean": jnp.mean(q),
-                   "alpha": alpha, "entropy_next": -jnp.mean(logp_next)}
+        metrics.update(critic_loss=c_loss, actor_loss=a_loss, q_mean=jnp.mean(q), alpha=alpha)
         if cfg.auto_alpha:
             _, logp = sample_with_logp(state["actor"], batch["obs"], k_alpha)
             t_loss, t_grad = jax.value_and_grad(sac.alpha_loss)(state["log_alpha"], logp,

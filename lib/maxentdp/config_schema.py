@@ -8,6 +8,8 @@ Blocks:
   env.<name>.*             per environment: its parameters, the temperature α, which
                            algorithms tune α automatically, seeds, steps and evaluation
   multigoal_eval.*         stochastic rollouts and action samples at the start state
+  run.*                    wall-clock budget of the whole process (None = off) and how it
+                           is shared between the agents (`lib.maxentdp.budget`)
   train.*                  checkpoints and logging of `lib.common.train_loop` (no
                            `num_steps`: each run's number of loop steps is
                            env.<name>.env_steps / env.<name>.eval_every)
@@ -17,8 +19,9 @@ from __future__ import annotations
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
-from lib.maxentdp.agent import ALGOS
+from lib.common.config import (Bool, Choice, ConfigError, Float, Int, Ints, Names, Optional,
+                               Rule, Str)
+from lib.maxentdp.agent import ALGOS, BACKUPS
 from lib.maxentdp.diffusion_policy import BOUNDS
 from lib.maxentdp.envs import BRAX_TASKS
 
@@ -49,6 +52,8 @@ SCHEMA: dict[str, Rule] = {
     "agent.actor_lr": Float(lo=0.0, lo_open=True),
     "agent.alpha_lr": Float(lo=0.0, lo_open=True),
     "agent.actor_cosine": Bool(),
+    "agent.backup": Choice(BACKUPS),
+    "agent.backup_samples": Int(lo=1),
     "diffusion.steps": Int(lo=1),
     "diffusion.bound": Choice(BOUNDS),
     "diffusion.fourier_dim": Int(lo=2),
@@ -73,6 +78,9 @@ SCHEMA: dict[str, Rule] = {
     "env.halfcheetah.backend": Choice(BRAX_BACKENDS),
     "multigoal_eval.rollouts": Int(lo=1),
     "multigoal_eval.action_samples": Int(lo=2),
+    "run.time_budget_s": Optional(Float(lo=0.0, lo_open=True)),
+    "run.time_share.maxentdp": Float(lo=0.0, lo_open=True),
+    "run.time_share.sac": Float(lo=0.0, lo_open=True),
     "train.log_every": Int(lo=1),
     "train.checkpoint_every": Int(lo=1),
     "train.keep_checkpoints": Int(lo=1),
@@ -92,6 +100,17 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
                               "(no learning would happen)")
 
 
+def _check_budget(config: ml_collections.ConfigDict) -> None:
+    if config.run.time_budget_s is not None and config.train.checkpoint_every != 1:
+        raise ConfigError(f"config key 'train.checkpoint_every' = {config.train.checkpoint_every} "
+                          "is not allowed with 'run.time_budget_s' set; it must be 1 (a budget "
+                          "stop resumes from the last chunk's checkpoint)")
+    if config.run.time_budget_s is not None and config.train.log_every != 1:
+        raise ConfigError(f"config key 'train.log_every' = {config.train.log_every} is not "
+                          "allowed with 'run.time_budget_s' set; it must be 1 (results are "
+                          "written after every chunk)")
+
+
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross, _check_budget))

@@ -9,7 +9,8 @@ The training state of one run is a pytree whose "seeds" entry is batched over se
 `chunk_len` environment steps for every seed (random uniform actions for the first
 `start_steps`, then one policy sample per step followed by `utd` updates on a replay
 batch), then an evaluation of every seed (`eval_episodes` episodes with `act_eval`), whose
-mean return is written to `evals[chunk]`.
+mean return is written to `evals[chunk]` (and to the metrics as `eval_return_seed<i>`, so
+that results can be written from metrics.jsonl while a run is going on).
 """
 from __future__ import annotations
 
@@ -155,6 +156,7 @@ def make_train_step(env: Env, agent: Agent, run: RunConfig):
             seeds["agent"], jax.random.split(k_eval, run.num_seeds))
         eval_return = jnp.mean(ev["return"], axis=1)                     # (S,)
         metrics = {k: v / jnp.maximum(count, 1) for k, v in msum.items()}
+        metrics.update({f"eval_return_seed{i}": eval_return[i] for i in range(run.num_seeds)})
         metrics.update(eval_return=jnp.mean(eval_return),
                        train_return=jnp.mean(seeds["last_return"]),
                        env_steps=n.astype(jnp.float32))

@@ -8,7 +8,7 @@ from lib.maxentdp.config_schema import validate
 PATH = "configs/maxentdp/maxentdp.py"
 
 
-@pytest.mark.parametrize("variant", ["tiny", "quick", "paper"])
+@pytest.mark.parametrize("variant", ["tiny", "quick", "paper", "gpu"])
 def test_variants_validate(variant):
     validate(load_config(f"{PATH}:{variant}"))
 
@@ -23,6 +23,8 @@ def test_variants_validate(variant):
     ("algos", ("maxentdp", "td3"), "td3"),
     ("env.pendulum.eval_every", 7, "multiple"),
     ("env.multigoal.start_steps", 10_000, "below"),
+    ("run.time_budget_s", 0.0, "run.time_budget_s"),
+    ("run.time_share.sac", 0.0, "run.time_share.sac"),
 ])
 def test_bad_values_are_rejected_with_the_key_named(key, value, words):
     config = load_config(f"{PATH}:tiny")
@@ -34,6 +36,19 @@ def test_bad_values_are_rejected_with_the_key_named(key, value, words):
     with pytest.raises(ConfigError, match=None) as err:
         validate(config)
     assert words in str(err.value), str(err.value)
+
+
+def test_time_budget_needs_a_checkpoint_and_a_log_row_every_chunk():
+    config = load_config(f"{PATH}:gpu")
+    config.train.checkpoint_every = 2
+    with pytest.raises(ConfigError, match="train.checkpoint_every"):
+        validate(config)
+    config = load_config(f"{PATH}:gpu")
+    config.train.log_every = 2
+    with pytest.raises(ConfigError, match="train.log_every"):
+        validate(config)
+    config.run.time_budget_s = None            # no budget: any interval is fine
+    validate(config)
 
 
 @pytest.mark.parametrize("kwargs, words", [

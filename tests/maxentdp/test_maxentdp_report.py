@@ -1,24 +1,44 @@
 """The issue's target rules as `report.targets` applies them."""
+import numpy as np
+
 from lib.maxentdp import report
 
 
-def _run(env, algo, final, sd, goals=None):
-    r = {"env": env, "algo": algo, "final_return_mean": final, "final_return_std": sd}
+def _run(env, algo, evals, goals=None, chunk=1000):
+    """evals: (S, chunks) per-seed evaluation returns on the grid chunk, 2·chunk, ..."""
+    evals = np.asarray(evals, float)
+    r = {"env": env, "algo": algo, "eval_return": evals.tolist(),
+         "env_steps": [chunk * (i + 1) for i in range(evals.shape[1])],
+         "final_return_mean": float(evals[:, -1].mean()),
+         "final_return_std": float(evals[:, -1].std(ddof=1))}
     if goals is not None:
         r["multigoal"] = {"stochastic": {"distinct_goals": goals}}
     return r
 
 
 def test_targets_met_and_missed():
-    runs = {"multigoal_maxentdp": _run("multigoal", "maxentdp", -100, 5, [4, 4, 4]),
-            "multigoal_sac": _run("multigoal", "sac", -90, 5, [1, 2, 1]),
-            "pendulum_maxentdp": _run("pendulum", "maxentdp", -300, 50, None),
-            "pendulum_sac": _run("pendulum", "sac", -200, 40, None)}
+    runs = {"multigoal_maxentdp": _run("multigoal", "maxentdp", [[-100], [-90]], [4, 4, 4]),
+            "multigoal_sac": _run("multigoal", "sac", [[-90], [-80]], [1, 2, 1]),
+            "pendulum_maxentdp": _run("pendulum", "maxentdp", [[-300], [-300]]),
+            "pendulum_sac": _run("pendulum", "sac", [[-200], [-220]])}
     t = report.targets(runs)
     assert t["multigoal_all_goals"]["met"]
-    assert not t["pendulum_final_return"]["met"]          # −300 < −200 − 50
-    runs["pendulum_maxentdp"]["final_return_mean"] = -250   # within the spread
+    assert not t["pendulum_final_return"]["met"]          # −300 < −210 − 14.1
+    runs["pendulum_maxentdp"] = _run("pendulum", "maxentdp", [[-250], [-200]])  # within spread
     runs["multigoal_maxentdp"]["multigoal"]["stochastic"]["distinct_goals"] = [4, 3, 4]
     t = report.targets(runs)
     assert t["pendulum_final_return"]["met"]
     assert not t["multigoal_all_goals"]["met"]
+    del runs["multigoal_sac"]["multigoal"]                 # SAC still training: no verdict yet
+    assert "multigoal_all_goals" not in report.targets(runs)
+
+
+def test_targets_compare_at_the_last_common_step():
+    """A budget-stopped MaxEntDP run (2 evaluations) is compared with SAC's 2nd evaluation,
+    not with SAC's final one."""
+    runs = {"hopper_maxentdp": _run("hopper", "maxentdp", [[10, 100], [20, 110]]),
+            "hopper_sac": _run("hopper", "sac", [[10, 90, 500], [30, 100, 520]])}
+    t = report.targets(runs)["hopper_final_return"]
+    assert t["env_steps"] == 2000 and t["sac"] == 95.0 and t["maxentdp"] == 105.0 and t["met"]
+    runs["hopper_maxentdp"]["env_steps"] = []              # a run the budget never started
+    assert "hopper_final_return" not in report.targets(runs)
