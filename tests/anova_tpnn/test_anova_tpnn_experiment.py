@@ -1,6 +1,7 @@
 """The experiment end to end on the tiny config, config errors, frozen constants,
 best-on-validation selection, EBM."""
 import dataclasses
+import functools
 import os
 
 import jax
@@ -11,6 +12,7 @@ from experiments.anova_tpnn import train
 from lib.anova_tpnn import baselines, data as data_lib
 from lib.anova_tpnn.model import stack_components
 from lib.common import config as config_lib, train_loop, workdir as wd
+from lib.common import mesh as mesh_lib
 from tests.fast_compile import fast_jit
 
 CONFIG = "configs/anova_tpnn/anova_tpnn.py"
@@ -52,7 +54,12 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     config = _tiny(**{"datasets": ("synth_reg",), "models": ("tpnn", "nam"),
                       "replicas.modes": ("resample",), "train.num_steps": 30,
                       "eval.plots": True})
-    results = train.train_and_evaluate(config, str(tmp_path))
+    # one device: checkpointing states replicated over the 8 fake test devices costs more
+    # than the tiny training; sharded training is covered by tests/common
+    one = mesh_lib.make_mesh(1, 1, devices=jax.devices()[:1])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(train.mesh_lib, "make_mesh", lambda data, model: one)
+        results = train.train_and_evaluate(config, str(tmp_path))
     saved = wd.read_json(str(tmp_path / wd.RESULTS))
     entry = saved["datasets"]["synth_reg"]["modes"]["resample"]
     assert set(entry) == {"tpnn", "nam"}
@@ -81,10 +88,10 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     assert "best_params" in state
     np.testing.assert_array_equal(entry["tpnn"]["selected_step_per_replica"],
                                   np.asarray(state["best_step"]))
+    components = fast_jit(functools.partial(model.apply, method=model.components))
     for r in range(3):
         params = jax.tree.map(lambda a: a[r], train.selected_params(state))
-        comps = model.apply(params, ds.x_train, {o: c[r] for o, c in consts.items()},
-                            method=model.components)
+        comps = components(params, ds.x_train, {o: c[r] for o, c in consts.items()})
         keep = weights[:, r] > 0
         np.testing.assert_allclose(np.mean(np.asarray(comps[1])[keep], axis=0), 0.0,
                                    atol=1e-5)
@@ -100,12 +107,16 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, 1)
     model = baselines.build("tpnn", ds.num_features, config.model)
     task = train.make_task(model, "tpnn", ds, weights, config, 64, 0)
-    state = task.init_state(jax.random.key(0))
+    state = fast_jit(task.init_state)(jax.random.key(0))
     step = fast_jit(task.train_step)
 
+    @fast_jit
+    def val_predictions(params, w):
+        consts = model.apply(params, ds.x_train, w, method=model.constants)
+        return model.apply(params, ds.x_val, consts)
+
     def val_loss(params, r):
-        consts = model.apply(params, ds.x_train, weights[:, r], method=model.constants)
-        return float(np.mean((np.asarray(model.apply(params, ds.x_val, consts))
+        return float(np.mean((np.asarray(val_predictions(params, weights[:, r]))
                               - ds.y_val) ** 2))
 
     best = [(np.inf, 0, None)] * 3
@@ -124,7 +135,7 @@ def test_best_on_validation_selection_matches_an_independent_replay():
                      state["best_params"], best[r][2])
     assert train.selected_params(state) is state["best_params"]
     no_val = dataclasses.replace(ds, x_val=ds.x_val[:0], y_val=ds.y_val[:0])
-    state = train.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state(
+    state = fast_jit(train.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
         jax.random.key(0))
     assert "best_params" not in state and train.selected_params(state) is state["params"]
 

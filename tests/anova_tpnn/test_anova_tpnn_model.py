@@ -41,7 +41,8 @@ def _tpnn(x, max_order=2, units=4, seed=0):
 def test_sum_of_components_equals_the_model_output(name):
     x = _x()
     model = baselines.build(name, 3, CFG)
-    params = baselines.init_params(model, jax.random.key(1), np.sort(x, axis=0))
+    params = fast_jit(functools.partial(baselines.init_params, model))(
+        jax.random.key(1), np.sort(x, axis=0))
     consts = _apply(model, params, x, method=model.constants)
     comps = _apply(model, params, x, consts, method=model.components)
     assert stack_components(comps).shape == (30, 3 + 3)
@@ -127,7 +128,7 @@ def test_nam_components_are_not_unique_which_the_tpnn_constraint_prevents():
     projection (previous test) pins the components down."""
     x = _x()
     model = baselines.build("nam", 3, CFG)
-    params = baselines.init_params(model, jax.random.key(0), x)
+    params = fast_jit(functools.partial(baselines.init_params, model))(jax.random.key(0), x)
     shifted = jax.tree.map(lambda a: a, params)
     last = f"c_1_{len(CFG.nam_hidden)}"
     shifted["params"][last] = params["params"][last].at[0].add(0.5).at[1].add(-0.5)

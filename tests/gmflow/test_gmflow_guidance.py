@@ -1,12 +1,16 @@
 """Probabilistic guidance and CFG: closed forms for K = 1, identities, range errors."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from lib.gmflow import guidance, mixture
+from tests.fast_compile import fast_jit
 
 
+@functools.partial(fast_jit, static_argnames=("k", "batch", "g", "c", "logstd"))
 def _gm(key, k=1, batch=2, g=4, c=1, logstd=-0.5):
     k1, k2 = jax.random.split(key)
     return mixture.make_gm(jax.random.normal(k1, (batch, k, g, c)),
@@ -18,40 +22,46 @@ def test_probabilistic_guidance_k1_is_the_target_gaussian():
     w̃² s_c² and the bias orthogonal to μ_c."""
     cond, uncond = _gm(jax.random.key(0)), _gm(jax.random.key(1))
     w = 0.6
-    out = guidance.probabilistic_guidance(cond, uncond, w, orthogonal=1.0)
-    mu_c, var_c = mixture.moment_match(cond)
-    mu, var = mixture.moment_match(out)
+
+    @fast_jit
+    def moments(cond, uncond):
+        out = guidance.probabilistic_guidance(cond, uncond, w, orthogonal=1.0)
+        mu_c = mixture.moment_match(cond)[0]
+        direction = mu_c - mixture.mean(uncond)      # bias ∥ Δ − (Δ·μ_c/‖μ_c‖²) μ_c
+        return (mixture.moment_match(cond), mixture.moment_match(out),
+                guidance.orthogonalise(direction, mu_c))
+
+    (mu_c, var_c), (mu, var), perp = jax.tree.map(np.asarray, moments(cond, uncond))
     bias = mu - mu_c
     np.testing.assert_allclose(var, (1 - w ** 2) * var_c, rtol=1e-5)
-    np.testing.assert_allclose(jnp.mean(bias ** 2, axis=(-2, -1)), w ** 2 * var_c, rtol=1e-4)
-    np.testing.assert_allclose(jnp.sum(bias * mu_c, axis=(-2, -1)), 0.0, atol=1e-4)
-    direction = mu_c - mixture.mean(uncond)          # bias ∥ Δ − (Δ·μ_c/‖μ_c‖²) μ_c
-    perp = guidance.orthogonalise(direction, mu_c)
-    cos = jnp.sum(bias * perp, (-2, -1)) / jnp.linalg.norm(bias.reshape(2, -1), axis=-1) \
-        / jnp.linalg.norm(perp.reshape(2, -1), axis=-1)
+    np.testing.assert_allclose(np.mean(bias ** 2, axis=(-2, -1)), w ** 2 * var_c, rtol=1e-4)
+    np.testing.assert_allclose(np.sum(bias * mu_c, axis=(-2, -1)), 0.0, atol=1e-4)
+    cos = np.sum(bias * perp, (-2, -1)) / np.linalg.norm(bias.reshape(2, -1), axis=-1) \
+        / np.linalg.norm(perp.reshape(2, -1), axis=-1)
     np.testing.assert_allclose(cos, 1.0, atol=1e-4)
 
 
 def test_probabilistic_guidance_zero_strength_keeps_the_conditional_gm():
     cond, uncond = _gm(jax.random.key(0), k=3), _gm(jax.random.key(1), k=3)
-    out = guidance.probabilistic_guidance(cond, uncond, 0.0)
+    out = fast_jit(guidance.probabilistic_guidance)(cond, uncond, 0.0)
     for a, b in zip(out, cond):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_guidance_keeps_k_components_and_lowers_variance():
     cond, uncond = _gm(jax.random.key(2), k=5), _gm(jax.random.key(3), k=5)
-    out = guidance.probabilistic_guidance(cond, uncond, 0.5)
+    out = fast_jit(guidance.probabilistic_guidance)(cond, uncond, 0.5)
     assert out.means.shape == cond.means.shape
     assert np.all(np.asarray(out.logstd) < np.asarray(cond.logstd))
 
 
 def test_cfg_interpolates_and_extrapolates_means():
     cond, uncond = _gm(jax.random.key(4), k=2), _gm(jax.random.key(5), k=2)
-    mc, mu = mixture.mean(cond), mixture.mean(uncond)
+    mc, mu = np.asarray(mixture.mean(cond)), np.asarray(mixture.mean(uncond))
+    guided_mean = fast_jit(lambda w: mixture.mean(guidance.classifier_free_guidance(
+        cond, uncond, w, orthogonal=0.0)))
     for w in (0.0, 1.0, 3.0):
-        out = guidance.classifier_free_guidance(cond, uncond, w, orthogonal=0.0)
-        np.testing.assert_allclose(mixture.mean(out), mu + w * (mc - mu), atol=1e-5)
+        np.testing.assert_allclose(guided_mean(w), mu + w * (mc - mu), atol=1e-5)
 
 
 def test_guided_denoiser_batches_cond_and_uncond():

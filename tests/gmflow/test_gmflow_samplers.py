@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from lib.gmflow import denoising, metrics, mixture, samplers
+from tests.fast_compile import fast_jit
 from tests.gmflow.gmflow_analytic import data_gm, data_samples
 
 N = 3000
@@ -18,9 +19,14 @@ def setup():
     x1 = jax.random.normal(jax.random.key(0), (N, 1, 2))
     ref = data_samples(N, 1)
     floor = metrics.sliced_wasserstein(data_samples(N, 2), ref, 64)
-    gm_run = jax.jit(lambda x1, key, nfe, sub, solver: samplers.gm_sample(
+    gm_run = fast_jit(lambda x1, key, nfe, sub, solver: samplers.gm_sample(
         den, x1, key, nfe=nfe, solver=solver, substeps=sub), static_argnums=(4,))
-    return {"den": den, "vel": vel, "x1": x1, "ref": ref, "floor": floor, "gm_run": gm_run}
+    # Euler (diffrax) on the exact mean velocity, NFE static (the number of steps)
+    euler_run = fast_jit(lambda x1, key, nfe: samplers.fm_sample(vel, x1, key, nfe=nfe,
+                                                                  solver="euler"),
+                         static_argnums=(2,))
+    return {"den": den, "vel": vel, "x1": x1, "ref": ref, "floor": floor, "gm_run": gm_run,
+            "euler_run": euler_run}
 
 
 def _swd(x, ref):
@@ -32,8 +38,7 @@ def test_gm_solvers_recover_gm_data_in_two_steps_where_euler_needs_many(setup):
     key = jax.random.key(3)
     gm_ode = _swd(s["gm_run"](s["x1"], key, 2, 64, "gm_ode"), s["ref"])
     gm_sde = _swd(s["gm_run"](s["x1"], key, 2, 1, "gm_sde"), s["ref"])
-    euler = {n: _swd(samplers.fm_sample(s["vel"], s["x1"], key, nfe=n, solver="euler"), s["ref"])
-             for n in (2, 64)}
+    euler = {n: _swd(s["euler_run"](s["x1"], key, n), s["ref"]) for n in (2, 64)}
     # within ~2× the sampling noise of two independent data sets at NFE 2 ...
     assert gm_ode < 2 * s["floor"] + 0.02 and gm_sde < 2 * s["floor"] + 0.02, (gm_ode, gm_sde, s)
     # ... where Euler with the same exact mean velocity is far off, and needs many steps
@@ -64,8 +69,9 @@ def test_gm_ode_on_a_point_mass_is_euler(setup):
     s = setup
     x1 = s["x1"][:100]
     den = samplers.velocity_denoiser(s["vel"])
-    a = samplers.gm_sample(den, x1, jax.random.key(0), nfe=4, solver="gm_ode", substeps=5)
-    b = samplers.fm_sample(s["vel"], x1, jax.random.key(0), nfe=4, solver="euler")
+    a = fast_jit(lambda x1: samplers.gm_sample(den, x1, jax.random.key(0), nfe=4,
+                                               solver="gm_ode", substeps=5))(x1)
+    b = s["euler_run"](x1, jax.random.key(0), 4)
     np.testing.assert_allclose(a, b, atol=1e-4)
 
 
