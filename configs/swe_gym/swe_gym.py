@@ -4,13 +4,14 @@
         --workdir=workdirs/swe_gym_quick
 
 Variants:
-  tiny    4 repositories (1 held out), a few instances, a 2-layer LM trained for a few
+  tiny    3 repositories (1 held out), a few instances, a 2-layer LM trained for a few
           steps, 2 rollouts (tests / smoke; a couple of minutes).
   quick   30 repositories (6 held out), >= 200 validated instances, search baseline,
-          a 0.1 M-parameter workspace LM pre-trained on 2,000 synthetic line repairs, base
-          sampling on 90 training instances x 3, RFT with caps 1 / 2 / 3 / none, a YES/NO
-          verifier, Pass@K / Best@K for K <= 16 on 16 held-out instances x 16 rollouts
-          (CPU, under an hour; the README's numbers).
+          a 0.1 M-parameter workspace LM pre-trained on 2,000 synthetic line repairs,
+          a warm start on the search baseline's resolved trajectories of 80 training
+          instances, 3 rounds of expert iteration (80 instances x 16 rollouts at T = 1),
+          caps 1 / 2 / 3 / none, a YES/NO verifier, Pass@K / Best@K for K <= 16 on all
+          held-out instances x 16 rollouts (CPU; the README's numbers).
   paper   SWE-Gym's scale where it can be: 11 x 10 repositories, ~2,400 instances, 30
           agent turns, 32k context, 16 rollouts, a 24-layer LM (for accelerators; not run).
 A served model is evaluated too when --config.served.base_url=http://host:port/v1 and
@@ -27,7 +28,8 @@ VARIANTS = ("tiny", "quick", "paper")
 def _build(*, tag, repos, test_repos, per_repo, min_instances, search_turns, merges, d_model,
            layers, heads, d_ff, max_len, pre_n, pre_steps, pre_batch, rft_train, rft_rollouts,
            rft_min_steps, ver_min_steps, sc_test, sc_rollouts, ks, max_turns=30,
-           max_context=32_000, batch=16, max_edits=3, ver_chars=1200, wall_s=10.0):
+           max_context=32_000, batch=16, max_edits=3, ver_chars=1200, wall_s=10.0, rounds=2,
+           warm_steps=100, temperature=1.0):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.seed = 0
@@ -41,8 +43,10 @@ def _build(*, tag, repos, test_repos, per_repo, min_instances, search_turns, mer
     c.lm = dict(bpe_merges=merges, d_model=d_model, num_layers=layers, num_heads=heads, d_ff=d_ff,
                 max_len=max_len, max_edits=max_edits, max_tokens=40)
     c.pretrain = dict(num_examples=pre_n, steps=pre_steps, batch_size=pre_batch, lr=2e-3)
-    c.rft = dict(num_train=rft_train, rollouts=rft_rollouts, temperature=1.0, caps=(1, 2, 3, 0),
-                 main_cap=2, epochs=3, min_steps=rft_min_steps, batch_size=batch, lr=5e-4)
+    c.rft = dict(num_train=rft_train, rollouts=rft_rollouts, temperature=temperature,
+                 caps=(1, 2, 3, 0), main_cap=2, epochs=3, min_steps=rft_min_steps,
+                 batch_size=batch, lr=5e-4, rounds=rounds, pool=rft_rollouts, warm_start=True,
+                 warm_steps=warm_steps)
     c.verifier = dict(cap_positive=2, epochs=3, min_steps=ver_min_steps, batch_size=batch,
                       lr=5e-4, max_chars=ver_chars)
     c.scaling = dict(num_test=sc_test, rollouts=sc_rollouts, ks=ks, temperature=0.7,
@@ -62,8 +66,8 @@ def get_config(arg=None):
         "quick": lambda: _build(
             tag="swe_gym_quick", repos=30, test_repos=6, per_repo=9, min_instances=200,
             search_turns=20, merges=300, d_model=64, layers=2, heads=4, d_ff=192,
-            max_len=320, pre_n=2000, pre_steps=300, pre_batch=16, rft_train=90,
-            rft_rollouts=3, rft_min_steps=60, ver_min_steps=80, sc_test=16, sc_rollouts=16,
+            max_len=320, pre_n=2000, pre_steps=300, pre_batch=16, rft_train=80,
+            rft_rollouts=16, rft_min_steps=60, rounds=3, ver_min_steps=80, sc_test=-1, sc_rollouts=16,
             ks=(1, 2, 4, 8, 16), max_edits=2, ver_chars=900),
         "paper": lambda: _build(
             tag="swe_gym_paper", repos=110, test_repos=20, per_repo=25, min_instances=2400,

@@ -10,11 +10,17 @@ train_loop checkpoints, so a rerun resumes where it stopped):
   search       the search baseline on the held-out instances
   base         workspace LM pre-trained on synthetic line repairs of the training repos
   base_eval    base LM at T = 0 on the held-out instances
-  sample       base LM at T = rft.temperature, rft.rollouts per training instance
-  rft_cap<c>   fine-tune the base on the resolved samples with per-instance cap c
-               (0 = none); evaluated at T = 0 on the held-out instances
-  verifier     base LM fine-tuned on balanced resolved / unresolved samples -> p(YES)
-  scaling      the rft.main_cap model, scaling.rollouts per held-out instance (rollout 0
+  search_train the search baseline on the rft.num_train training instances; its resolved
+               trajectories rewritten as fix(line, op) conversations (warm start data)
+  warm         round 0: the base fine-tuned on them (rft.warm_start); warm_eval
+  ei_sample_r<k>  round k of expert iteration: the round k-1 model, rft.rollouts per
+               training instance at T = rft.temperature (batched sampling, PooledLM),
+               graded (grade cache keyed by instance and patch hash)
+  ei_r<k>      round 0 fine-tuned on all own resolved rollouts of rounds 1..k (cap
+               rft.main_cap per instance); ei_eval_r<k> at T = 0 on the held-out instances
+  caps_<c>     cap ablation on the same pool (0 = none), from round 0
+  verifier     base LM fine-tuned on balanced resolved / unresolved own rollouts -> p(YES)
+  scaling      the last round's model, scaling.rollouts per held-out instance (rollout 0
                at T = 0, the rest at scaling.temperature), graded and scored;
                Pass@K / Best@K curves
   served       (optional) a served model as a ChatPolicy on the held-out instances
@@ -22,7 +28,6 @@ train_loop checkpoints, so a rerun resumes where it stopped):
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 
@@ -37,8 +42,8 @@ from lib.lm import chat, client, sandbox
 from lib.lm.local import LocalLM
 from lib.lm.model import num_params
 from lib.lm.tokenizer import Tokenizer, train_bpe
-from lib.swe_gym import (agent, config_schema, generate, grader, instances, policies, pretrain,
-                         repos, rft, runtime, scaling, verifier)
+from lib.swe_gym import (agent, config_schema, expert_iteration, generate, grader, instances,
+                         policies, pretrain, repos, rft, runtime, scaling, verifier)
 
 validate = config_schema.validate
 
@@ -64,6 +69,13 @@ class _Stages:
         wd.write_json_atomic(self._wall_path, self.wall)   # kept across reruns
         logging.info("swe_gym: stage %s done in %.0f s", name, self.wall[name])
         return out
+
+
+def _progress(name: str):
+    def log(i: int, n: int) -> None:
+        if i % 50 == 0 or i == n:
+            logging.info("swe_gym: %s %d/%d rollouts", name, i, n)
+    return log
 
 
 def _rate(records: list[dict]) -> dict:
@@ -118,11 +130,13 @@ def train_and_evaluate(config, workdir: str) -> dict:
     stages = _Stages(workdir)
     store = os.path.abspath(os.path.join(workdir, "store"))
     cache = runtime.TestCache(os.path.join(workdir, "test_cache"))
+    grades = grader.GradeCache(os.path.join(workdir, "grade_cache"))
     limits = dataclasses.replace(runtime.DEFAULT_LIMITS, wall_s=config.sandbox.wall_s,
                                  cpu_s=config.sandbox.cpu_s, memory_mb=config.sandbox.memory_mb)
     caps = agent.Caps(max_turns=config.agent.max_turns, max_context=config.agent.max_context,
                       loop_window=config.agent.loop_window)
     bash_cache: dict = {}
+    ep_memo: dict = {}      # agent.run_episode memo for the (deterministic) LM workflow
     d = config.data
     specs = repos.sample_specs(d.num_repos, config.seed, d.themes_per_repo, d.funcs_per_theme)
     test_repos = [s.name for s in specs[-d.num_test_repos:]]
@@ -194,69 +208,149 @@ def train_and_evaluate(config, workdir: str) -> dict:
     def evaluate(params, name):
         return _slim(rft.collect(test_insts, lambda i, r: lm_policy(params, 0.0, 7 + i), store,
                                  rollouts=1, caps=caps, cache=cache, limits=limits,
-                                 bash_cache=bash_cache))
+                                 bash_cache=bash_cache, grade_cache=grades, memo=ep_memo))
 
     base_eval = stages.run("base_eval", lambda: evaluate(base_params, "base"))
-    sample_pool = train_insts if config.rft.num_train < 0 else train_insts[:config.rft.num_train]
-    samples = stages.run("sample", lambda: _slim(rft.collect(
-        sample_pool, lambda i, r: lm_policy(base_params, config.rft.temperature,
-                                            1000 + i * 97 + r), store,
-        rollouts=config.rft.rollouts, caps=caps, cache=cache, limits=limits,
-        bash_cache=bash_cache)))
-    n_export = rft.export_chat_jsonl(os.path.join(workdir, "resolved_trajectories.jsonl"), samples)
+    e = config.rft
+    sample_pool = train_insts if e.num_train < 0 else train_insts[:e.num_train]
 
-    # ---------------------------------------------------------------- RFT caps
-    rft_results, rft_params = {}, {}
-    for cap in config.rft.caps:
-        kept = [r for r in rft.select(samples, cap or None)
+    def finetune(convs, init, name, min_steps):
+        return rft.finetune(cfg, tok, convs, init, os.path.join(workdir, "models", name),
+                            epochs=e.epochs, min_steps=min_steps, batch_size=e.batch_size,
+                            lr=e.lr, seed=config.seed)[0]
+
+    # ---------------------------------------------------------------- warm start (round 0)
+    warm: dict = {}
+    r0_params, r0_eval = base_params, base_eval
+    if e.warm_start:
+        search_train = stages.run("search_train", lambda: _slim(rft.collect(
+            sample_pool, lambda i, r: policies.SearchPolicy(config.search.max_candidates),
+            store, rollouts=1, caps=search_caps, cache=cache, limits=limits,
+            bash_cache=bash_cache, grade_cache=grades)))
+        demos = expert_iteration.search_demonstrations(search_train, config.lm.max_edits)
+        warm = {"search_resolved": sum(r["resolved"] for r in search_train),
+                "instances": len(search_train), "demonstrations": len(demos)}
+        if demos:
+            r0_params = finetune(demos, base_params, "warm", e.warm_steps)
+            r0_eval = stages.run("warm_eval", lambda: evaluate(r0_params, "warm"))
+            warm.update(_rate(r0_eval), by_kind=_by_kind(r0_eval, kinds))
+        else:
+            warm["skipped"] = "the search baseline resolved nothing expressible as fix(line, op)"
+    r0_ok = [r["resolved"] for r in r0_eval]
+
+    # ---------------------------------------------------------------- expert iteration
+    own: list[dict] = []            # every self-sampled rollout of rounds 1..r
+    rounds, params = [], r0_params
+    round_params = {0: r0_params}
+    for rnd in range(1, e.rounds + 1):
+        cur = params
+
+        def sample(cur=cur, rnd=rnd):
+            pools: dict[int, expert_iteration.PooledLM] = {}
+
+            def make(i, r):
+                if i not in pools:
+                    pools.clear()
+                    pools[i] = expert_iteration.PooledLM(
+                        LocalLM(cfg, cur, tok), min(e.pool, e.rollouts),
+                        seed=config.seed * 7919 + rnd * 1009 + i)
+                return policies.WorkspaceLMPolicy(pools[i], temperature=e.temperature,
+                                                  max_edits=config.lm.max_edits,
+                                                  max_tokens=config.lm.max_tokens, seed=i)
+            return _slim(rft.collect(sample_pool, make, store, rollouts=e.rollouts, caps=caps,
+                                     cache=cache, limits=limits, bash_cache=bash_cache,
+                                     grade_cache=grades, memo=ep_memo, progress=_progress(f"round {rnd}")))
+        recs = stages.run(f"ei_sample_r{rnd}", sample)
+        own += recs
+        kept = [r for r in rft.select(own, e.main_cap or None)
                 if r["trajectory"]["extra"].get("lm_messages")]
-        key = f"cap_{cap or 'none'}"
+        info = {"round": rnd, "sampled": len(recs),
+                "sample_resolved": sum(r["resolved"] for r in recs),
+                "instances_with_success": len({r["instance_id"] for r in recs if r["resolved"]}),
+                "distinct_patches": len({(r["instance_id"], r["trajectory"]["patch"]) for r in recs}),
+                "train_trajectories": len(kept),
+                "train_instances": len({r["instance_id"] for r in kept})}
+        info["yield"] = info["sample_resolved"] / max(info["sampled"], 1)
         if not kept:
-            rft_results[key] = {"trajectories": 0, "instances": 0, "skipped":
-                                "no resolved trajectories to fine-tune on"}
+            info["skipped"] = "no resolved trajectories to fine-tune on"
+            rounds.append(info)
             continue
-        params, info = rft.finetune(cfg, tok, rft.conversations(kept), base_params,
-                                    os.path.join(workdir, "models", f"rft_{key}"),
-                                    epochs=config.rft.epochs, min_steps=config.rft.min_steps,
-                                    batch_size=config.rft.batch_size, lr=config.rft.lr,
-                                    seed=config.seed)
-        rft_params[cap] = params
-        ev = stages.run(f"rft_{key}", lambda: evaluate(params, key))
+        params = finetune(rft.conversations(kept), r0_params, f"ei_r{rnd}",
+                          max(e.min_steps, e.epochs * -(-len(kept) // e.batch_size)))
+        round_params[rnd] = params
+        ev = stages.run(f"ei_eval_r{rnd}", lambda params=params: evaluate(params, f"r{rnd}"))
+        info.update(_rate(ev), by_kind=_by_kind(ev, kinds),
+                    vs_round0=expert_iteration.mcnemar_p(r0_ok, [r["resolved"] for r in ev]))
+        rounds.append(info)
+    n_export = rft.export_chat_jsonl(os.path.join(workdir, "resolved_trajectories.jsonl"), own)
+    final_round = max(round_params)
+    final_params = round_params[final_round]
+
+    # ---------------------------------------------------------------- cap ablation
+    # every cap fine-tunes from round 0 on the same pool (all rounds' own rollouts); the
+    # main cap's model is the last round's
+    rft_results = {}
+    for cap in e.caps:
+        key = f"cap_{cap or 'none'}"
+        kept = [r for r in rft.select(own, cap or None)
+                if r["trajectory"]["extra"].get("lm_messages")]
+        if not kept:
+            rft_results[key] = {"trajectories": 0, "instances": 0,
+                                "skipped": "no resolved trajectories to fine-tune on"}
+            continue
+        if cap == e.main_cap and final_round == e.rounds:
+            ev = stages.run(f"ei_eval_r{final_round}", lambda: [])
+        else:
+            p_cap = finetune(rft.conversations(kept), r0_params, f"cap_{key}",
+                             max(e.min_steps, e.epochs * -(-len(kept) // e.batch_size)))
+            ev = stages.run(f"caps_{key}", lambda p_cap=p_cap: evaluate(p_cap, key))
         rft_results[key] = {"trajectories": len(kept),
                             "instances": len({r["instance_id"] for r in kept}),
-                            "steps": info["steps"], **_rate(ev), "by_kind": _by_kind(ev, kinds)}
+                            **_rate(ev), "by_kind": _by_kind(ev, kinds),
+                            "vs_round0": expert_iteration.mcnemar_p(
+                                r0_ok, [r["resolved"] for r in ev])}
 
     # ---------------------------------------------------------------- verifier
     ver_lm, ver_info = None, {}
     try:
-        vconvs = verifier.training_conversations(samples, cap_positive=config.verifier.cap_positive,
+        vconvs = verifier.training_conversations(own, cap_positive=config.verifier.cap_positive,
                                                  seed=config.seed, max_chars=config.verifier.max_chars)
         vfit = [c for c in vconvs if len(tok.encode(chat.render_chat(c, add_generation_prompt=False),
                                                     allow_special=True)) <= cfg.max_len]
+        v = config.verifier
         vparams, vinfo = rft.finetune(cfg, tok, vfit, base_params,
                                       os.path.join(workdir, "models", "verifier"),
-                                      epochs=config.verifier.epochs,
-                                      min_steps=config.verifier.min_steps,
-                                      batch_size=config.verifier.batch_size,
-                                      lr=config.verifier.lr, seed=config.seed)
+                                      epochs=v.epochs, min_steps=v.min_steps,
+                                      batch_size=v.batch_size, lr=v.lr, seed=config.seed)
         ver_lm = LocalLM(cfg, vparams, tok, name="verifier")
         ver_info = {"train_conversations": len(vfit), "dropped_too_long": len(vconvs) - len(vfit),
                     "steps": vinfo["steps"]}
-    except ValueError as e:
-        ver_info = {"skipped": str(e)}
+    except ValueError as err:
+        ver_info = {"skipped": str(err)}
 
     # ---------------------------------------------------------------- scaling
     sc = config.scaling
-    main_cap = config.rft.main_cap
-    sc_params = rft_params.get(main_cap, base_params)
-    sc_name = f"rft_cap_{main_cap or 'none'}" if main_cap in rft_params else "base"
+    sc_params = final_params
+    sc_name = f"round {final_round}" + (" (warm start)" if final_round == 0 and "rate" in warm
+                                        else "")
     sc_insts = test_insts if sc.num_test < 0 else test_insts[:sc.num_test]
 
     def scaling_rollouts():
-        return _slim(rft.collect(
-            sc_insts, lambda i, r: lm_policy(sc_params, 0.0 if r == 0 else sc.temperature,
-                                             50_000 + i * 131 + r), store,
-            rollouts=sc.rollouts, caps=caps, cache=cache, limits=limits, bash_cache=bash_cache))
+        pools: dict[int, expert_iteration.PooledLM] = {}
+
+        def make(i, r):
+            if r == 0:          # rollout 0: greedy
+                return lm_policy(sc_params, 0.0, 50_000 + i)
+            if i not in pools:
+                pools.clear()
+                pools[i] = expert_iteration.PooledLM(LocalLM(cfg, sc_params, tok),
+                                                     sc.rollouts - 1, seed=50_000 + i)
+            return policies.WorkspaceLMPolicy(pools[i], temperature=sc.temperature,
+                                              max_edits=config.lm.max_edits,
+                                              max_tokens=config.lm.max_tokens, seed=i)
+        return _slim(rft.collect(sc_insts, make, store, rollouts=sc.rollouts, caps=caps,
+                                 cache=cache, limits=limits, bash_cache=bash_cache,
+                                 grade_cache=grades, memo=ep_memo, progress=_progress("scaling")))
     sc_recs = stages.run("scaling_rollouts", scaling_rollouts)
     resolved = np.array([r["resolved"] for r in sc_recs], bool).reshape(len(sc_insts), sc.rollouts)
     scaling_out: dict = {"policy": sc_name, "instances": len(sc_insts), "rollouts": sc.rollouts}
@@ -286,9 +380,10 @@ def train_and_evaluate(config, workdir: str) -> dict:
 
     # ---------------------------------------------------------------- results
     base_rate = _rate(base_eval)
-    main_key = f"cap_{main_cap or 'none'}"
-    main = rft_results.get(main_key, {})
-    gain = main.get("rate", float("nan")) - base_rate["rate"] if "rate" in main else None
+    r0_rate = _rate(r0_eval)
+    last = next((r for r in reversed(rounds) if "rate" in r), None)
+    gain = last["rate"] - r0_rate["rate"] if last else None
+    test = last["vs_round0"] if last else {"wins": 0, "losses": 0, "p": 1.0}
     curves = scaling_out["curves"]
     ks = sorted(curves)
     best = [curves[k]["best_mean"] for k in ks]
@@ -297,14 +392,6 @@ def train_and_evaluate(config, workdir: str) -> dict:
     margin = 2 * curves[ks[0]]["pass_std"]
     best_rises = all(b2 >= b1 for b1, b2 in zip(best, best[1:])) and best[-1] > best[0] + margin
     best_above = all(curves[k]["best_mean"] > pass1 + margin for k in ks if k > 1)
-    # RFT gain: paired per-instance outcomes (same held-out instances), exact one-sided
-    # McNemar (sign) test on the discordant pairs
-    base_ok = {r["instance_id"]: r["resolved"] for r in base_eval}
-    main_recs = stages.run(f"rft_{main_key}", lambda: []) if "rate" in main else []
-    wins = sum(r["resolved"] and not base_ok[r["instance_id"]] for r in main_recs)
-    losses = sum(base_ok[r["instance_id"]] and not r["resolved"] for r in main_recs)
-    p_gain = sum(math.comb(wins + losses, j) for j in range(wins, wins + losses + 1)) / \
-        2 ** (wins + losses) if wins + losses else 1.0
     agree = sum(r[2] == r[3] for r in rechecked)
     results = {
         "tag": config.tag,
@@ -319,25 +406,31 @@ def train_and_evaluate(config, workdir: str) -> dict:
                "model": dataclasses.asdict(cfg), "pretrain_examples": len(fits),
                "pretrain_steps": base_info["steps"]},
         "base": {**base_rate, "by_kind": _by_kind(base_eval, kinds)},
-        "sample": {**_rate(samples), "rollouts": config.rft.rollouts,
-                   "instances": len(sample_pool),
-                   "instances_with_success": len({r["instance_id"] for r in samples if r["resolved"]}),
-                   "exported_chat_jsonl": n_export},
+        "warm": warm,
+        "rounds": rounds,
+        "expert_iteration": {"instances": len(sample_pool), "rollouts": e.rollouts,
+                             "temperature": e.temperature, "main_cap": e.main_cap,
+                             "exported_chat_jsonl": n_export},
         "rft": rft_results,
         "verifier": ver_info,
         "scaling": scaling_out,
         "served": served,
         "targets": {
-            "rft_gain": {"base": base_rate["rate"], "rft": main.get("rate"), "gain": gain,
-                         "wins": wins, "losses": losses, "p_value": p_gain,
+            "rft_gain": {"round0": r0_rate["rate"], "final": last["rate"] if last else None,
+                         "round": last["round"] if last else None, "gain": gain,
+                         "wins": test["wins"], "losses": test["losses"], "p_value": test["p"],
                          "met": bool(gain is not None and gain > config.eval.target_gain
-                                     and p_gain < 0.05)},
+                                     and test["p"] < 0.05)},
             "best_at_k_rises_above_pass1": {"best": best, "pass1": pass1, "margin": margin,
                                             "met": bool(best_rises and best_above)},
             "grader_agrees_with_rerun": {"agree": agree, "checked": len(rechecked),
                                          "met": agree == len(rechecked)},
         },
         "test_cache": {"hits": cache.hits, "misses": cache.misses},
+        "grade_cache": {"graded": grades.graded, "hits": grades.hits,
+                        "entries": len(os.listdir(os.path.join(workdir, "grade_cache"))),
+                        "rollouts": len(search) + len(base_eval) + len(own) + len(sc_recs)
+                        + len(r0_eval) * (1 + len(rounds) + len(e.caps))},
         "stage_wall_s": stages.wall,
         "wall_s": time.perf_counter() - t_start,
         "stages_total_wall_s": float(sum(stages.wall.values())),
@@ -367,12 +460,28 @@ def _plots(workdir: str, results: dict) -> None:
         xlabel="K (rollouts)", ylabel="resolve rate (held-out)", logx=True,
         title=f"{results['scaling']['policy']}: Pass@K vs Best@K")
     rows = policy_rows(results)
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.bar(range(len(rows)), [r[2] for r in rows], color=[f"C{i}" for i in range(len(rows))])
-    ax.set_xticks(range(len(rows)), [r[0] for r in rows], rotation=20, fontsize=8)
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    ax.bar(range(len(rows)), [r[2] for r in rows], color=[f"C{i % 10}" for i in range(len(rows))])
+    ax.set_xticks(range(len(rows)), [r[0] for r in rows], rotation=25, fontsize=7, ha="right")
     ax.set_ylabel("held-out resolve rate")
     ax.set_title("resolve rate by policy")
     plotting.save(fig, os.path.join(workdir, wd.PLOTS, "resolve_rates.png"))
+    rounds = [r for r in results["rounds"] if "rate" in r]
+    if rounds:
+        r0 = results["warm"] if "rate" in results["warm"] else results["base"]
+        xs = [0] + [r["round"] for r in rounds]
+        ys = [r0["rate"]] + [r["rate"] for r in rounds]
+        ci = [expert_iteration.wilson(r["resolved"], r["n"]) for r in [r0] + rounds]
+        plotting.curves_and_points(
+            os.path.join(workdir, wd.PLOTS, "expert_iteration.png"), curves={},
+            points={"held-out resolve rate (T = 0, 95 % Wilson)": (
+                        xs, ys, [[y - lo for y, (lo, _) in zip(ys, ci)],
+                                 [hi - y for y, (_, hi) in zip(ys, ci)]]),
+                    "training yield (resolved / sampled)": ([r["round"] for r in rounds],
+                                                            [r["yield"] for r in rounds],
+                                                            [0.0] * len(rounds))},
+            xlabel="expert-iteration round", ylabel="rate", logx=False,
+            title="expert iteration of the workspace LM")
 
 
 def policy_rows(results: dict) -> list[tuple[str, str, float, int, int]]:
@@ -381,10 +490,20 @@ def policy_rows(results: dict) -> list[tuple[str, str, float, int, int]]:
              results["search"]["n"]),
             ("workspace LM (base)", f"{results['lm']['pretrain_examples']} synthetic repairs",
              results["base"]["rate"], results["base"]["resolved"], results["base"]["n"])]
+    w = results.get("warm") or {}
+    if "rate" in w:
+        rows.append(("round 0: warm start", f"base + {w['demonstrations']} search-baseline "
+                     "trajectories", w["rate"], w["resolved"], w["n"]))
+    for r in results["rounds"]:
+        if "rate" in r:
+            rows.append((f"round {r['round']}: expert iteration", f"round 0 + "
+                         f"{r['train_trajectories']} own trajectories ({r['train_instances']} "
+                         "instances)", r["rate"], r["resolved"], r["n"]))
     for key, r in results["rft"].items():
         if "rate" in r:
-            rows.append((f"RFT {key.replace('_', ' ')}", f"{r['trajectories']} trajectories "
-                         f"({r['instances']} instances)", r["rate"], r["resolved"], r["n"]))
+            rows.append((f"RFT {key.replace('_', ' ')}", f"round 0 + {r['trajectories']} own "
+                         f"trajectories ({r['instances']} instances)", r["rate"], r["resolved"],
+                         r["n"]))
     if results.get("served"):
         s = results["served"]
         rows.append((f"served {s['model']}", "—", s["rate"], s["resolved"], s["n"]))
@@ -400,14 +519,36 @@ def results_table(results: dict) -> str:
              f"({inst['train']} train / {inst['test']} held-out in {len(inst['test_repos'])} "
              f"repositories); bug kinds {inst['by_kind']}; generation rejected "
              f"{inst['generation']['rejected']}.", "",
-             "| policy | training data | held-out resolved | rate |", "|---|---|---|---|"]
+             "| policy | training data | held-out resolved | rate [95 % Wilson] |",
+             "|---|---|---|---|"]
     for name, data, rate, k, n in policy_rows(results):
-        lines.append(f"| {name} | {data} | {k}/{n} | {cell(rate, 3, 'f')} |")
-    s = results["sample"]
-    lines += ["", f"Base-LM sampling on the training repositories: {s['resolved']}/{s['n']} "
-              f"rollouts resolved ({s['instances_with_success']}/{s['instances']} instances at "
-              f"least once; {s['rollouts']} rollouts each); {s['exported_chat_jsonl']} exported "
-              "as chat JSONL.", ""]
+        lo, hi = expert_iteration.wilson(k, n)
+        lines.append(f"| {name} | {data} | {k}/{n} | {cell(rate, 3, 'f')} "
+                     f"[{cell(lo, 2, 'f')}, {cell(hi, 2, 'f')}] |")
+    ei, w = results["expert_iteration"], results.get("warm") or {}
+    lines += [""]
+    if w:
+        lines += [f"Warm start: the search baseline resolved {w['search_resolved']}/"
+                  f"{w['instances']} training instances; {w['demonstrations']} of those "
+                  "trajectories are expressible as fix(line, op) and were used.", ""]
+    lines += [f"Expert iteration on {ei['instances']} training instances × {ei['rollouts']} "
+              f"rollouts per round (T = {ei['temperature']}, batched sampling); each round "
+              f"fine-tunes round 0 on all own resolved trajectories so far (cap "
+              f"{ei['main_cap'] or 'none'} per instance); paired test vs round 0 on the "
+              "held-out instances (exact one-sided McNemar):", "",
+              "| round | sampled | resolved (yield) | instances solved | distinct patches | "
+              "trained on | held-out | vs round 0: gained / lost, p |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in results["rounds"]:
+        held = f"{cell(r['rate'], 3, 'f')}" if "rate" in r else "— (no data)"
+        vs = (f"{r['vs_round0']['wins']} / {r['vs_round0']['losses']}, "
+              f"{cell(r['vs_round0']['p'], 2, 'f')}" if "vs_round0" in r else "—")
+        lines.append(f"| {r['round']} | {r['sampled']} | {r['sample_resolved']} "
+                     f"({cell(r['yield'], 3, 'f')}) | {r['instances_with_success']}/"
+                     f"{ei['instances']} | {r['distinct_patches']} | {r['train_trajectories']} | "
+                     f"{held} | {vs} |")
+    lines += ["", f"{ei['exported_chat_jsonl']} resolved own trajectories exported as chat JSONL.",
+              ""]
     sc = results["scaling"]
     curves = {int(k): v for k, v in sc["curves"].items()}
     lines += [f"Pass@K / Best@K ({sc['policy']}, {sc['instances']} held-out instances × "
@@ -426,9 +567,10 @@ def results_table(results: dict) -> str:
     t = results["targets"]
     g = t["rft_gain"]
     lines += ["", "| target | measured | verdict |", "|---|---|---|",
-              f"| RFT raises the held-out resolve rate (one-sided exact McNemar p < 0.05) | base "
-              f"{cell(g['base'], 3, 'f')} → RFT {cell(g['rft'], 3, 'f')} ({g.get('wins', 0)} "
-              f"gained, {g.get('losses', 0)} lost; p = {cell(g.get('p_value'), 2, 'f')}) | "
+              f"| fine-tuning on its own resolved trajectories raises the held-out resolve rate "
+              f"(last round vs round 0, one-sided exact McNemar p < 0.05) | round 0 "
+              f"{cell(g['round0'], 3, 'f')} → round {g['round']} {cell(g['final'], 3, 'f')} "
+              f"({g['wins']} gained, {g['losses']} lost; p = {cell(g['p_value'], 3, 'f')}) | "
               f"{'MET' if g['met'] else 'MISSED'} |",
               f"| Best@K rises with K and stays above Pass@1 (by > 2 sd of Pass@1) | Best@K "
               f"{', '.join(cell(b, 3, 'f') for b in t['best_at_k_rises_above_pass1']['best'])}; "
@@ -437,8 +579,12 @@ def results_table(results: dict) -> str:
               f"| grader = direct re-run (gold and empty patch, held-out) | "
               f"{t['grader_agrees_with_rerun']['agree']}/{t['grader_agrees_with_rerun']['checked']} | "
               f"{'MET' if t['grader_agrees_with_rerun']['met'] else 'MISSED'} |",
+              "", f"Grading: about {results['grade_cache']['rollouts']} graded rollouts in all "
+              f"stages, {results['grade_cache']['entries']} distinct (instance, patch) pairs "
+              "graded by pytest (the grade cache on disk; search-baseline verdicts of the "
+              "earlier run are not in it).",
               "", f"Measured on {results['machine']}; stages took "
               f"{results.get('stages_total_wall_s', results['wall_s']):.0f} s in all "
               f"({', '.join(f'{k} {v:.0f} s' for k, v in results['stage_wall_s'].items())}; "
-              "machine shared with other jobs, load average 15-20)."]
+              "machine shared with other jobs)."]
     return "\n".join(lines)

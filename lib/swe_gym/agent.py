@@ -242,16 +242,51 @@ def _action_key(message: dict) -> str:
     return json.dumps([message.get("content") or "", calls], sort_keys=True)
 
 
+class _LazyEnv:
+    """An `AgentEnv` checked out only when first needed, then brought to the current state
+    by re-executing the tool calls made so far (`replay`)."""
+
+    def __init__(self, instance: dict, store: str, caps: Caps, bash_cache: dict | None):
+        self.instance, self.store, self.caps, self.bash_cache = instance, store, caps, bash_cache
+        self.ws: runtime.Workspace | None = None
+        self.env: AgentEnv | None = None
+        self.replay: list[dict] = []
+
+    def get(self) -> AgentEnv:
+        if self.env is None:
+            self.ws = runtime.Workspace.checkout(self.store, self.instance["repo"],
+                                                 self.instance["base_commit"])
+            self.env = AgentEnv(self.ws, self.caps, self.bash_cache)
+            for call in self.replay:
+                self.env.execute(call)
+        return self.env
+
+    def close(self) -> None:
+        if self.ws is not None:
+            self.ws.close()
+
+
 def run_episode(instance: dict, policy: Policy, store: str, caps: Caps = Caps(),
-                bash_cache: dict | None = None) -> Trajectory:
-    """One rollout of `policy` on `instance` (module docstring)."""
+                bash_cache: dict | None = None, memo: dict | None = None) -> Trajectory:
+    """One rollout of `policy` on `instance` (module docstring).
+
+    `memo` (optional, shared across rollouts): tool observations keyed by (instance,
+    the action history so far) and final patches keyed by (instance, all actions). An
+    episode whose actions repeat an earlier episode's takes the observations from it and
+    checks a workspace out only at its first new action (replaying the earlier calls).
+    Valid only when the tools' results are a function of the action history -- true of
+    the scripted workflows here (editor edits, reproduction and test runs); a command
+    whose output varies (time, randomness) must not be memoised."""
     t0 = time.perf_counter()
     policy.reset(instance)
     messages = [{"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": instance["problem_statement"]}]
     exit_reason, turns, recent = "max_turns", 0, []
-    with runtime.Workspace.checkout(store, instance["repo"], instance["base_commit"]) as ws:
-        env = AgentEnv(ws, caps, bash_cache)
+    lazy = _LazyEnv(instance, store, caps, bash_cache)
+    history: tuple = (instance["instance_id"], instance["base_commit"])
+    try:
+        if memo is None:
+            lazy.get()
         while turns < caps.max_turns:
             if policy.count_tokens(messages) > caps.max_context:
                 exit_reason = "context_exceeded"
@@ -266,13 +301,19 @@ def run_episode(instance: dict, policy: Policy, store: str, caps: Caps = Caps(),
                    "tool_calls": list(msg.get("tool_calls") or [])}
             messages.append(msg)
             recent = (recent + [_action_key(msg)])[-caps.loop_window:]
+            history = history + (_action_key(msg),)
             finished = False
             if not msg["tool_calls"]:
                 messages.append({"role": "user", "content": "No tool was called. Use a tool, "
                                  "or call finish when the issue is resolved."})
-            for i, call in enumerate(msg["tool_calls"]):
+            results = memo.get(history) if memo is not None else None
+            if results is None:
+                results = [lazy.get().execute(call) for call in msg["tool_calls"]]
+                if memo is not None:
+                    memo[history] = results
+            for i, (call, (obs, done)) in enumerate(zip(msg["tool_calls"], results)):
                 call.setdefault("id", f"call_{turns}_{i}")
-                obs, done = env.execute(call)
+                lazy.replay.append(call)
                 if len(obs) > caps.max_observation_chars:
                     half = caps.max_observation_chars // 2
                     obs = obs[:half] + "\n[... truncated ...]\n" + obs[-half:]
@@ -284,7 +325,14 @@ def run_episode(instance: dict, policy: Policy, store: str, caps: Caps = Caps(),
             if len(recent) == caps.loop_window and len(set(recent)) == 1:
                 exit_reason = "stuck_in_loop"
                 break
-        patch = ws.diff()
+        key = history + ("patch",)
+        patch = memo.get(key) if memo is not None else None
+        if patch is None:
+            patch = lazy.get().ws.diff()
+            if memo is not None:
+                memo[key] = patch
+    finally:
+        lazy.close()
     extra = dict(getattr(policy, "episode_extra", lambda: {})())
     return Trajectory(instance["instance_id"], policy.name, messages, patch, exit_reason, turns,
                       time.perf_counter() - t0, extra)

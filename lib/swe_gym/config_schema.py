@@ -2,7 +2,7 @@
 
 Blocks: `data` (generated benchmark), `sandbox` (test-run limits), `agent` (caps),
 `search` (baseline), `lm` (workspace LM architecture + policy), `pretrain` (base LM),
-`rft` (rollouts, caps ablation, fine-tuning), `verifier`, `scaling` (Pass@K / Best@K),
+`rft` (warm start, expert-iteration rounds, rollouts, caps ablation, fine-tuning), `verifier`, `scaling` (Pass@K / Best@K),
 `served` (an optional OpenAI-compatible model evaluated as a ChatPolicy), `eval`, `tag`,
 `seed`. `rft.caps` uses 0 for "no cap".
 """
@@ -54,6 +54,10 @@ SCHEMA: dict[str, Rule] = {
     "rft.min_steps": Int(lo=1),
     "rft.batch_size": Int(lo=1),
     "rft.lr": Float(lo=0.0, lo_open=True),
+    "rft.rounds": Int(lo=1),
+    "rft.pool": Int(lo=1),
+    "rft.warm_start": Bool(),
+    "rft.warm_steps": Int(lo=1),
     "verifier.cap_positive": Int(lo=1),
     "verifier.epochs": Int(lo=1),
     "verifier.min_steps": Int(lo=1),

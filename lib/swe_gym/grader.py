@@ -22,6 +22,8 @@ A run that times out or produces no parsable pytest output is NO with that error
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import time
 
 from lib.lm import sandbox
@@ -111,3 +113,43 @@ def grade(instance: dict, patch: str, store: str, *,
     return GradeReport(iid, r["resolution"], True, None, r["f2p_success"], r["f2p_failure"],
                        r["p2p_success"], r["p2p_failure"], run.status,
                        time.perf_counter() - t0, run.cached)
+
+
+class GradeCache:
+    """Verdicts keyed by (instance, patch): a duplicate patch is graded once.
+
+    key = SHA-256 of (instance_id, base_commit, SHA-256(test_patch), FAIL_TO_PASS,
+    PASS_TO_PASS, SHA-256(patch)); the value is `GradeReport.to_dict()`. In memory, and on disk (one JSON per key under
+    `directory`) so that reruns and later expert-iteration rounds reuse verdicts. Verdicts
+    of runs that timed out are not stored (a loaded machine may time out a passing run).
+
+        gc = GradeCache(dir);  report = gc.grade(instance, patch, store, limits=..., cache=...)
+        gc.graded, gc.hits         # pytest gradings done / answered from the cache
+    """
+
+    def __init__(self, directory: str | None = None):
+        self._store = runtime.TestCache(directory)
+        self.graded = self.hits = 0
+
+    @staticmethod
+    def key(instance: dict, patch: str) -> str:
+        h = lambda s: hashlib.sha256(s.encode()).hexdigest()   # noqa: E731
+        blob = json.dumps([instance["instance_id"], instance["base_commit"],
+                           h(instance["test_patch"]), instance["FAIL_TO_PASS"],
+                           instance["PASS_TO_PASS"], h(patch)])
+        return h(blob)
+
+    def grade(self, instance: dict, patch: str, store: str, *,
+              limits: sandbox.Limits = runtime.DEFAULT_LIMITS,
+              cache: runtime.TestCache | None = None) -> GradeReport:
+        k = self.key(instance, patch)
+        hit = self._store.get(k)
+        if hit is not None:
+            self.hits += 1
+            d = {f.name: hit[f.name] for f in dataclasses.fields(GradeReport)}
+            return GradeReport(**{**d, "cached": True})
+        self.graded += 1
+        rep = grade(instance, patch, store, limits=limits, cache=cache)
+        if rep.error != "tests timed out":
+            self._store.put(k, rep.to_dict())
+        return rep

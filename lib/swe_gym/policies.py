@@ -225,6 +225,9 @@ class SearchPolicy(_Scripted):
         if loc is None:
             return
         (ok, total), visible, sources, executed = loc
+        first_path: dict[int, str] = {}       # the path the compact prompt's line N means
+        for p, n in executed:
+            first_path.setdefault(n, p)
         self.extra = {"prompt": compact_prompt(instance, sources, executed), "edits": []}
         pending = None                       # (path, line, applied line, previous line)
         for path, line, _old, new in candidate_edits(sources, executed, self.max_candidates):
@@ -242,7 +245,9 @@ class SearchPolicy(_Scripted):
             got = repro_score(obs[-1]) or (0, total)
             if got[0] > ok:
                 self.extra["edits"].append({"line": line, "code": new, "path": path,
-                                            "repro": f"REPRO {got[0]}/{got[1]}"})
+                                            "repro": f"REPRO {got[0]}/{got[1]}",
+                                            "op": op_for(sources[path], line, new),
+                                            "first_path": first_path.get(line) == path})
                 sources[path] = {**sources[path], line: new}
                 ok = got[0]
                 if ok == total:

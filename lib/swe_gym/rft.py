@@ -33,20 +33,21 @@ from lib.swe_gym import agent, grader, runtime
 def collect(instances: Sequence[dict], make_policy: Callable[[int, int], Any], store: str, *,
             rollouts: int, caps: agent.Caps = agent.Caps(), cache: runtime.TestCache | None = None,
             limits=runtime.DEFAULT_LIMITS, bash_cache: dict | None = None,
+            grade_cache: grader.GradeCache | None = None, memo: dict | None = None,
             progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """Roll out `make_policy(instance_index, rollout)` `rollouts` times on every instance and
-    grade each patch: [{instance_id, rollout, trajectory, grade, resolved}]."""
+    grade each patch: [{instance_id, rollout, trajectory, grade, resolved}]. A patch seen
+    before on the same instance is not graded again (`grade_cache`, keyed by instance and
+    patch hash; an in-memory one when None). `memo`: episode memo of `agent.run_episode`
+    (only for policies whose tools are deterministic, e.g. the scripted workflows)."""
     bash_cache = {} if bash_cache is None else bash_cache
-    grade_memo: dict = {}
+    grade_cache = grader.GradeCache() if grade_cache is None else grade_cache
     out = []
     total = len(instances) * rollouts
     for i, inst in enumerate(instances):
         for r in range(rollouts):
-            traj = agent.run_episode(inst, make_policy(i, r), store, caps, bash_cache)
-            key = (inst["instance_id"], traj.patch)
-            if key not in grade_memo:       # a patch seen before gets the same verdict
-                grade_memo[key] = grader.grade(inst, traj.patch, store, limits=limits, cache=cache)
-            rep = grade_memo[key]
+            traj = agent.run_episode(inst, make_policy(i, r), store, caps, bash_cache, memo)
+            rep = grade_cache.grade(inst, traj.patch, store, limits=limits, cache=cache)
             out.append({"instance_id": inst["instance_id"], "rollout": r,
                         "trajectory": traj.to_dict(), "grade": rep.to_dict(),
                         "resolved": rep.resolved})
