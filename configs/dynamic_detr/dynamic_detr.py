@@ -4,13 +4,21 @@
         --workdir=workdirs/dynamic_detr_quick
 
 Variants:
-  tiny    32×32 images, 2 levels, d = 16, 2+1 layers, a few steps; dense, top-k and dynamic
-          at one budget, one ablation (tests; seconds, the numbers mean nothing).
+  tiny    32×32 images, 2 levels, d = 8, 1+1 layers, 3 queries, batch 2, 2 + 1 steps; dense,
+          top-k and dynamic at one budget, one ablation (tests; compiles dominate, the numbers
+          mean nothing).
   quick   32×32 images with 1–3 objects of 4 classes, 3 levels at strides 4/8/16
           (N = 64 + 16 + 4 = 84 tokens), d = 48, 3 encoder + 3 decoder layers, 16 queries;
           1,000 dense pre-training steps, then 60 fine-tuning steps per variant; budgets
           0.25 / 0.5 and four ablations at 0.25 (about an hour on a shared 2-core CPU).
           The README's numbers.
+  gpu     the run on a 7-minute H200 lease: 64×64 images with 1–8 objects of 6 classes,
+          3 levels (N = 256 + 64 + 16 = 336 tokens), d = 96, 3+3 layers, 30 queries, batch 32;
+          a 340 s wall-clock budget (run.time_budget_s): 35 % to dense pre-training (at most
+          20,000 steps, constant learning rate after warm-up), the rest split evenly over the
+          12 fine-tunes (dense; top-k / focus / dynamic at 0.25 and 0.5; five ablations at
+          0.25; at most 4,000 steps each, at a 5× lower rate), each stopping at the step
+          its share runs out (compilation and evaluation included in the share).
   paper   COCO-scale shape for an accelerator (not run here): 512×512 rendered images
           standing in for COCO (swap in lib/detection/coco.py's loader), 4 levels, d = 256,
           6+6 layers, 300 queries, budgets 0.1–0.5.
@@ -21,24 +29,33 @@ from lib.common import config as config_lib
 from lib.common.config import variant_config
 from lib.dynamic_detr.config_schema import validate  # noqa: F401  (used by the config test)
 
-VARIANTS = ("tiny", "quick", "paper")
+VARIANTS = ("tiny", "quick", "gpu", "paper")
 
 
 def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales, batch, val,
            widths, dim, heads, enc, dec, queries, budgets, ablation_budget, ablations, cascade,
            focus_w, fine_levels, methods=("topk", "focus", "dynamic"), lr=5e-4, ft_lr=2e-4,
-           warmup=200, log_every=50, checkpoint_every=500, eval_batch=64, tp_batch=32, tp_reps=5):
+           warmup=200, log_every=50, checkpoint_every=500, eval_batch=64, tp_batch=32, tp_reps=5,
+           schedule="cosine", time_budget_s=None, pretrain_fraction=0.4, eval_reserve_s=20.0,
+           keep_checkpoints=2, workers=0, ft_warmup=None):
     c = ml_collections.ConfigDict()
     c.tag = tag
-    c.train = config_lib.train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
+    c.train = config_lib.train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every,
+                                     keep_checkpoints=keep_checkpoints)
     c.mesh = config_lib.mesh_block()
     c.data = dict(image_size=image_size, num_classes=num_classes, min_objects=1,
                   max_objects=max_objects, min_scale=scales[0], max_scale=scales[1],
-                  batch_size=batch, val_images=val)
+                  batch_size=batch, val_images=val, workers=workers)
     c.model = dict(widths=tuple(widths), dim=dim, heads=heads, enc_layers=enc, dec_layers=dec,
                    num_queries=queries)
     c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0}
-    c.optim = dict(lr=lr, finetune_lr=ft_lr, weight_decay=1e-4, clip=0.5, warmup=warmup)
+    c.optim = dict(lr=lr, finetune_lr=ft_lr, weight_decay=1e-4, clip=0.5, warmup=warmup,
+                   finetune_warmup=warmup if ft_warmup is None else ft_warmup, schedule=schedule)
+    # wall-clock budget (None = off): pre-training stops at the next step after
+    # pretrain_fraction of it, each fine-tune after an equal share of what is left minus
+    # the expected evaluation time (eval_reserve_s before the first one is measured)
+    c.run = dict(time_budget_s=time_budget_s, pretrain_fraction=pretrain_fraction,
+                 eval_reserve_s=eval_reserve_s)
     c.sparse = dict(finetune_steps=finetune, methods=tuple(methods), budgets=tuple(budgets),
                     ablations=tuple(ablations), ablation_budget=ablation_budget,
                     cascade=tuple(cascade), focus_level_weights=tuple(focus_w),
@@ -54,10 +71,10 @@ ALL_ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_c
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _build(
-            tag="dynamic_detr_tiny", steps=3, finetune=2, image_size=32, num_classes=3,
-            max_objects=3, scales=(6, 14), batch=8, val=8, widths=(8, 8), dim=16, heads=2, enc=2,
-            dec=1, queries=6, budgets=(0.5,), ablation_budget=0.5, ablations=("no_proximal",),
-            cascade=(1.2, 0.8), focus_w=(1.0, 2.0), fine_levels=1, methods=("topk", "dynamic"),
+            tag="dynamic_detr_tiny", steps=2, finetune=1, image_size=32, num_classes=3,
+            max_objects=3, scales=(6, 14), batch=2, val=4, widths=(8, 8), dim=8, heads=1, enc=1,
+            dec=1, queries=3, budgets=(0.5,), ablation_budget=0.5, ablations=("no_proximal",),
+            cascade=(1.0,), focus_w=(1.0, 2.0), fine_levels=1, methods=("topk", "dynamic"),
             warmup=1, log_every=1, checkpoint_every=2, eval_batch=8, tp_batch=2, tp_reps=1),
         "quick": lambda: _build(
             tag="dynamic_detr_quick", steps=1000, finetune=60, image_size=32, num_classes=4,
@@ -65,6 +82,15 @@ def get_config(arg=None):
             heads=4, enc=3, dec=3, queries=16, budgets=(0.25, 0.5), ablation_budget=0.25,
             ablations=("no_density", "no_proximal", "no_holistic", "no_center_distance"), cascade=(1.3, 1.0, 0.7), focus_w=(1.0, 1.5, 2.0),
             fine_levels=1, lr=1e-3, ft_lr=2e-4, warmup=100, log_every=25, checkpoint_every=250),
+        "gpu": lambda: _build(
+            tag="dynamic_detr_gpu", steps=20_000, finetune=4_000, image_size=64, num_classes=6,
+            max_objects=8, scales=(6, 32), batch=32, val=500, widths=(32, 64, 96), dim=96,
+            heads=4, enc=3, dec=3, queries=30, budgets=(0.25, 0.5), ablation_budget=0.25,
+            ablations=ALL_ABLATIONS, cascade=(1.3, 1.0, 0.7), focus_w=(1.0, 1.5, 2.0),
+            fine_levels=1, lr=5e-4, ft_lr=1e-4, warmup=300, log_every=100, checkpoint_every=1000,
+            eval_batch=100, tp_batch=64, tp_reps=10, schedule="constant", time_budget_s=340.0,
+            pretrain_fraction=0.35, eval_reserve_s=15.0, workers=8,
+            ft_warmup=50),
         "paper": lambda: _build(
             tag="dynamic_detr_paper", steps=150_000, finetune=30_000, image_size=512,
             num_classes=6, max_objects=30, scales=(8, 256), batch=32, val=5000,

@@ -9,12 +9,20 @@
    cost analysis) and encoder throughput; write results.json, results.md, plots/ap_vs_flops.png.
 
 Every stage is a `lib.common.train_loop.train` run in `<workdir>/runs/<name>` (checkpoints,
-resume); a rerun of the same command resumes or skips finished stages.
+resume); a rerun of the same command resumes or skips finished stages. With
+`run.time_budget_s` set, every stage stops at the next step (with a checkpoint) once its
+share of the wall-clock budget is spent (`run_stage`, `BudgetTimer`, `finetune_deadline`);
+the steps each stage got and whether the budget stopped it are recorded in results.json
+("stages"). A rerun continues every stage from its checkpoint toward its configured steps;
+it may change the budget (the `run` block is not part of the workdir's config identity).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import signal
+import threading
 import time
 
 import jax
@@ -25,7 +33,7 @@ import optax
 from lib.common import config as config_lib, mesh as mesh_lib, report, train_loop
 from lib.common import workdir as wd
 from lib.detection import coco
-from lib.dynamic_detr import data, evaluate, objectives, reporting
+from lib.dynamic_detr import data, evaluate, objectives, prefetch, reporting
 from lib.dynamic_detr.config_schema import validate
 from lib.dynamic_detr.data import CLASSES
 from lib.dynamic_detr.model import Detector, token_layout
@@ -55,15 +63,12 @@ def variants(config) -> list[Variant]:
     ablations = [Variant(f"dynamic_{a}_{s.ablation_budget:g}", "dynamic", s.ablation_budget, a,
                          make_spec("dynamic", s.ablation_budget, ablation=a, **kw),
                          a != "no_center_distance" and config.loss.cd > 0) for a in s.ablations]
-    # run order: the ablation budget's comparison and its ablations first, then other budgets
-    first = [b for b in s.budgets if abs(b - s.ablation_budget) < 1e-9]
-    rest = [b for b in s.budgets if abs(b - s.ablation_budget) >= 1e-9]
+    # run order (what a cut-short run has measured): the comparison at every budget, then
+    # the ablations
     out = [Variant("dense", "dense", 1.0, "none", EncoderSpec(), False)]
-    for b in first:
+    for b in s.budgets:
         out += at(b)
     out += ablations
-    for b in rest:
-        out += at(b)
     return out
 
 
@@ -80,14 +85,21 @@ def data_kwargs(config) -> dict:
 
 
 def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: float,
-              steps: int) -> train_loop.Task:
-    """The train task of one stage; `init_params` (fine-tuning) replaces the random init."""
+              steps: int, batches=None) -> train_loop.Task:
+    """The train task of one stage; `init_params` (fine-tuning) replaces the random init.
+    `batches` (step -> batch dict, e.g. a `prefetch.Prefetcher`) defaults to rendering the
+    step's batch in this process; both give `prefetch.train_batch(step, ...)`."""
     det = detector(config, spec)
     dense = detector(config)
     centre = jnp.asarray(token_layout(config.data.image_size, len(config.model.widths))[1])
-    warmup = min(config.optim.warmup, steps // 4 + 1)
+    base = config.optim.finetune_warmup if init_params is not None else config.optim.warmup
+    warmup = min(base, steps // 4 + 1)
     warmup = warmup if warmup < steps else 0                 # a 1-step run: no warm-up
-    sched = optax.warmup_cosine_decay_schedule(0.0, lr, warmup, steps, end_value=lr * 0.05)
+    if config.optim.schedule == "cosine":
+        sched = optax.warmup_cosine_decay_schedule(0.0, lr, warmup, steps, end_value=lr * 0.05)
+    else:                                 # warm-up, then constant: a budget may stop it anywhere
+        sched = optax.join_schedules([optax.linear_schedule(0.0, lr, max(warmup, 1)),
+                                      optax.constant_schedule(lr)], [max(warmup, 1)])
     opt = optax.chain(optax.clip_by_global_norm(config.optim.clip),
                       optax.adamw(sched, weight_decay=config.optim.weight_decay))
     w = {k: float(config.loss[k]) for k in ("class", "l1", "giou", "obj", "cd")}
@@ -117,8 +129,11 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
         (loss, parts), grads = jax.value_and_grad(loss_fn, has_aux=True)(state["params"])
         return train_loop.apply_gradients(state, grads, opt), {"loss": loss, **parts}
 
+    render = batches if batches is not None else functools.partial(
+        prefetch.train_batch, seed=config.train.seed, count=bs, **data_kwargs(config))
+
     def batch_fn(step, rows):
-        b = data.batch([config.train.seed, 7, step], bs, **data_kwargs(config))
+        b = render(step)
         return {k: b[k][rows] for k in ("images", "boxes", "labels", "valid")}
 
     return train_loop.Task(init_state, train_step, batch_fn, bs)
@@ -131,21 +146,115 @@ def _loop(config, steps: int) -> train_loop.LoopConfig:
                                  keep_checkpoints=t.keep_checkpoints, seed=t.seed)
 
 
-def _run(task, cfg, directory, mesh):
+class BudgetTimer:
+    """Stop a `train_loop.train` call at a wall-clock deadline, at the next step.
+
+    `train_loop.train` stops cleanly (checkpoint, `preempted=True`) when SIGTERM arrives
+    while its loop runs. From `deadline` on (a `time.time()` value, None = never) a thread
+    sends the process SIGTERM every `every_s` seconds until the context exits, so a
+    deadline that passes while `train` is still restoring or compiling stops it as soon
+    as its loop starts. Around the call a handler is installed that only records a
+    SIGTERM, so none of these signals can kill the process outside `train`'s own guard;
+    one that arrives before the deadline came from outside (`external`).
+    """
+
+    def __init__(self, deadline: float | None, every_s: float = 0.5):
+        self.deadline, self.every_s = deadline, every_s
+        self.fired, self.external = False, False
+        self._stop, self._thread, self._old = threading.Event(), None, None
+
+    def _send(self):
+        if self._stop.wait(max(0.0, self.deadline - time.time())):
+            return
+        self.fired = True
+        while not self._stop.is_set():
+            os.kill(os.getpid(), signal.SIGTERM)
+            self._stop.wait(self.every_s)
+
+    def _record(self, signum, frame):  # noqa: ARG002
+        self.external = self.external or not self.fired
+
+    def __enter__(self):
+        if self.deadline is not None:
+            self._old = signal.signal(signal.SIGTERM, self._record)
+            self._thread = threading.Thread(target=self._send, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            signal.signal(signal.SIGTERM, self._old)
+        return False
+
+
+def run_stage(task, config, steps: int, directory: str, mesh, deadline: float | None):
+    """Train one stage toward `steps` in `directory` (resuming its checkpoints), stopping
+    at the first step boundary after `deadline` (None: no budget; see `BudgetTimer`). A
+    rerun resumes the stage from its checkpoint toward `steps`.
+
+    Returns (TrainResult with `preempted` True only for a SIGTERM from outside, record =
+    {"steps", "target_steps", "stopped_by_budget", "resumed_from", "train_s", "steps_per_s"}).
+    """
     os.makedirs(directory, exist_ok=True)
-    return train_loop.train(task, cfg, workdir=directory, mesh=mesh)
+    t0 = time.time()
+    with BudgetTimer(deadline) as timer:
+        r = train_loop.train(task, _loop(config, steps), workdir=directory, mesh=mesh)
+    stopped = r.preempted and timer.fired and r.step < steps
+    r = r._replace(preempted=(r.preempted and not stopped) or timer.external)
+    took = time.time() - t0
+    return r, {"steps": int(r.step), "target_steps": int(steps), "stopped_by_budget": stopped,
+               "resumed_from": int(r.resumed_from), "train_s": took,
+               "steps_per_s": (r.step - r.resumed_from) / took if took > 0 else 0.0}
+
+
+def _deadlines(config, start: float):
+    """(end of the whole budget, end of pre-training) as time.time() values, or Nones."""
+    budget = config.run.time_budget_s
+    if budget is None:
+        return None, None
+    return start + budget, start + config.run.pretrain_fraction * budget
+
+
+def finetune_deadline(end: float | None, now: float, left: int, eval_s: float) -> float | None:
+    """A fine-tune's training deadline: an equal share of the time left to the `left`
+    stages still to run, less the expected evaluation time `eval_s`."""
+    if end is None:
+        return None
+    return now + (end - now) / left - eval_s
+
+
+def finetune_fits(end: float | None, now: float, eval_s: float) -> bool:
+    """Whether a fine-tune may start: no budget, or time for at least its compile and its
+    evaluation (taken as 2 × the last evaluation's duration) is left before `end`."""
+    return end is None or now + 2 * eval_s < end
 
 
 def train_and_evaluate(config, workdir: str):
     validate(config)
+    with prefetch.Prefetcher(config.data.workers, 4 * config.data.workers,
+                             seed=config.train.seed, count=config.data.batch_size,
+                             **data_kwargs(config)) as batches:
+        return _train_and_evaluate(config, workdir, batches)
+
+
+def _train_and_evaluate(config, workdir: str, batches):
     start = time.time()
+    end, pre_end = _deadlines(config, start)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    # the `run` block (wall-clock budget) says how long to run, not what to compute, so, like
+    # train.num_steps, a rerun may change it: it is kept out of config.json (the identity
+    # that `wd.prepare` checks on resume) and recorded in results.json["budget"]
+    wd.prepare(workdir, {k: v for k, v in config_lib.to_json_dict(config).items() if k != "run"},
+               primary=primary)
     runs_dir = os.path.join(workdir, "runs")
 
-    dense_task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=config.train.num_steps)
-    res = _run(dense_task, _loop(config, config.train.num_steps), os.path.join(runs_dir, "pretrain"), mesh)
+    dense_task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=config.train.num_steps,
+                           batches=batches)
+    res, pre_record = run_stage(dense_task, config, config.train.num_steps,
+                                os.path.join(runs_dir, "pretrain"), mesh, pre_end)
     if res.preempted:
         return res
     dense_params = jax.device_get(res.state["params"])
@@ -158,13 +267,43 @@ def train_and_evaluate(config, workdir: str):
                                         area_scale=config.eval.area_scale)
     n = sum(s * s for s in token_layout(config.data.image_size, len(config.model.widths))[3])
     rows, todo = [], variants(config)
-    for v in todo:
+    stages = {"pretrain": pre_record}
+    eval_s = config.run.eval_reserve_s
+
+    def write(results):
+        if primary:                       # after every stage, so a killed run can still be read
+            if config.eval.plots and rows:
+                reporting.plot(rows, os.path.join(workdir, "plots", "ap_vs_flops.png"))
+            with open(os.path.join(workdir, "results.md"), "w") as f:
+                f.write(reporting.tables(results) + "\n")
+            wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
+
+    def summary():
+        return {"rows": rows, "pretrained_dense": pre_ap, "tokens": n,
+                "complete": len(rows) == len(todo), "missing": [t.name for t in todo[len(rows):]],
+                "targets": reporting.targets(rows, tuple(config.sparse.budgets),
+                                             tuple(config.sparse.ablations)),
+                "stages": stages,
+                "budget": {**config_lib.to_json_dict(config)["run"],
+                           "stopped_by_budget": sorted(k for k, v in stages.items()
+                                                       if v["stopped_by_budget"])},
+                "machine": report.machine(), "wall_s": time.time() - start}
+
+    results = summary()
+    write(results)
+    for i, v in enumerate(todo):
         task = make_task(config, v.spec, init_params=dense_params,
                          teacher=dense_params if v.cd else None, lr=config.optim.finetune_lr,
-                         steps=config.sparse.finetune_steps)
-        r = _run(task, _loop(config, config.sparse.finetune_steps), os.path.join(runs_dir, v.name), mesh)
+                         steps=config.sparse.finetune_steps, batches=batches)
+        deadline = finetune_deadline(end, time.time(), len(todo) - i, eval_s)
+        if not finetune_fits(end, time.time(), eval_s):
+            print(f"time budget spent: {', '.join(t.name for t in todo[i:])} not run", flush=True)
+            break
+        r, stages[v.name] = run_stage(task, config, config.sparse.finetune_steps,
+                                      os.path.join(runs_dir, v.name), mesh, deadline)
         if r.preempted:
             return r
+        t_eval = time.time()
         params = jax.device_get(r.state["params"])
         det = detector(config, v.spec)
         ap = evaluate.average_precision(det, params, val, gt, batch_size=config.eval.batch_size,
@@ -172,21 +311,15 @@ def train_and_evaluate(config, workdir: str):
         cost = evaluate.encoder_cost(det, params, config.data.image_size,
                                      batch=config.eval.throughput_batch,
                                      repeats=config.eval.throughput_repeats)
+        eval_s = time.time() - t_eval     # the next share leaves room for an evaluation this long
+        stages[v.name]["eval_s"] = eval_s
         counts = v.spec.counts(n, config.model.enc_layers)
         rows.append({"name": v.name, "method": v.method, "budget": v.budget, "ablation": v.ablation,
                      "tokens_per_block": list(counts), "mean_keep": float(np.mean(counts) / n),
-                     **ap, **cost})
-        print(f"{v.name}: AP {ap['AP']:.3f} AP50 {ap['AP50']:.3f} "
-              f"encoder {cost['encoder_gflops'] * 1e3:.2f} MFLOPs {cost['images_per_s']:.0f} img/s", flush=True)
-        results = {"rows": rows, "pretrained_dense": pre_ap, "tokens": n,
-                   "complete": len(rows) == len(todo),
-                   "missing": [t.name for t in todo[len(rows):]],
-                   "targets": reporting.targets(rows, tuple(config.sparse.budgets)),
-                   "machine": report.machine(), "wall_s": time.time() - start}
-        if primary:                       # after every variant, so a long run can be read early
-            if config.eval.plots:
-                reporting.plot(rows, os.path.join(workdir, "plots", "ap_vs_flops.png"))
-            with open(os.path.join(workdir, "results.md"), "w") as f:
-                f.write(reporting.tables(results) + "\n")
-            wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
+                     "finetune_steps": stages[v.name]["steps"], **ap, **cost})
+        print(f"{v.name}: {stages[v.name]['steps']} steps, AP {ap['AP']:.3f} AP50 {ap['AP50']:.3f} "
+              f"encoder {cost['encoder_gflops'] * 1e3:.2f} MFLOPs {cost['images_per_s']:.0f} img/s",
+              flush=True)
+        results = summary()
+        write(results)
     return results

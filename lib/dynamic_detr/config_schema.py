@@ -4,7 +4,8 @@ from __future__ import annotations
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
+from lib.common.config import (Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Optional,
+                               Rule, Str)
 from lib.dynamic_detr.data import CLASSES
 from lib.dynamic_detr.spec import METHODS
 
@@ -22,6 +23,7 @@ SCHEMA: dict[str, Rule] = {
     "data.max_scale": Float(lo=2.0),
     "data.batch_size": Int(lo=1),
     "data.val_images": Int(lo=1),
+    "data.workers": Int(lo=0, hi=64),
     "model.widths": Ints(lo=1),
     "model.dim": Int(lo=4),
     "model.heads": Int(lo=1),
@@ -38,6 +40,11 @@ SCHEMA: dict[str, Rule] = {
     "optim.weight_decay": Float(lo=0.0),
     "optim.clip": Float(lo=0.0, lo_open=True),
     "optim.warmup": Int(lo=0),
+    "optim.finetune_warmup": Int(lo=0),
+    "optim.schedule": Choice(("cosine", "constant")),
+    "run.time_budget_s": Optional(Float(lo=0.0, lo_open=True)),
+    "run.pretrain_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "run.eval_reserve_s": Float(lo=0.0),
     "sparse.finetune_steps": Int(lo=1),
     "sparse.methods": Names(tuple(m for m in METHODS if m != "dense")),
     "sparse.budgets": Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True),
@@ -85,6 +92,9 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
         bad("sparse.budgets", tuple(c.sparse.budgets), "budget × largest cascade factor must be <= 1")
     if c.sparse.ablations and "dynamic" not in c.sparse.methods:
         bad("sparse.ablations", tuple(c.sparse.ablations), "ablations need 'dynamic' in sparse.methods")
+    if c.run.time_budget_s is not None and c.optim.schedule != "constant":
+        bad("optim.schedule", c.optim.schedule, "a run with run.time_budget_s needs the 'constant' "
+            "schedule (a cosine cut short by the budget would never decay)")
     if c.data.batch_size % max(c.mesh.data, 1):
         bad("data.batch_size", c.data.batch_size, f"it must be divisible by mesh.data = {c.mesh.data}")
 

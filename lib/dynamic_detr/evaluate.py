@@ -55,15 +55,17 @@ def _flops(compiled) -> float:
 
 def encoder_cost(det: Detector, params, image_size: int, *, batch: int, repeats: int) -> dict:
     """Encoder FLOPs per image (XLA cost analysis of the compiled `Detector.encode`, from
-    backbone tokens to decoder memory, batch 1) and measured encoder images/s at `batch`."""
+    backbone tokens to decoder memory, at batch `batch`, divided by `batch`) and measured
+    encoder images/s at `batch` (median of `repeats` timed calls after one warm-up call).
+    One compile serves both, which matters where compiles dominate (a short GPU slot)."""
     def enc(p, x0, pos):
         return det.apply(p, x0, pos, method=Detector.encode)["memory"]
 
     images = jnp.zeros((1, image_size, image_size, 3))
     x0, pos = det.apply(params, images, method=Detector.tokens)
-    flops = _flops(jax.jit(enc).lower(params, x0, pos).compile())
     xb, pb = (jnp.broadcast_to(t, (batch,) + t.shape[1:]) for t in (x0, pos))
     f = jax.jit(enc).lower(params, xb, pb).compile()
+    flops = _flops(f) / batch
     f(params, xb, pb).block_until_ready()
     times = []
     for _ in range(repeats):
