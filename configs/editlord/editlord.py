@@ -5,11 +5,17 @@
 
 Variants:
   tiny    20 HumanEval problems, single injected rules, no test runs during pair building,
-          Jaccard similarity, a 1-layer editor trained a few steps in two variants
+          Jaccard similarity, 6 extra training pairs from the standard library's
+          `collections` package, a 1-layer editor trained a few steps in two variants
           (tests; seconds).
   quick   all 164 HumanEval problems, up to 3 injected rules per pair, tests run on every
-          pair; offline rule learner with MiniLM similarity; editor 2 layers x 96 (BPE)
-          trained from scratch, 1200 steps of 8, answering with a line-addressed edit
+          pair; train / held-out split by clusters of near-duplicate problems
+          (data.near_dup_threshold 0.8: shape-token similarity, lib/editlord/dedup.py);
+          offline rule learner with MiniLM similarity; up to 3000 extra training pairs
+          (2 per function) with the same injected rules in functions of the interpreter's
+          standard library (data.corpus = "stdlib", read at run time; no tests, so training
+          only; the fourth attempt; the earlier ones had "none"); editor
+          2 layers x 96 (BPE) trained from scratch, 1200 steps of 8, answering with a line-addressed edit
           script (editor.target_format = "edit_script"; "code" regenerates the whole
           function, the first attempt: 400 steps), on the training pairs plus 4 copies of
           each with its parameters and locals renamed (editor.rename_copies; the second
@@ -39,14 +45,18 @@ def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, sim
            min_support, variants, bpe_merges, batch, model, steps, lr, max_new_tokens,
            max_test_pairs, perturbations, backend="offline", prompting=False,
            base_url="", served_model="", log_every=50, checkpoint_every=500, warmup=100,
-           iterative_rounds=3, target_format="edit_script", rename_copies=0):
+           iterative_rounds=3, target_format="edit_script", rename_copies=0,
+           near_dup=0.8, corpus="none", corpus_subdir="", corpus_max_pairs=1,
+           corpus_pairs_per_unit=1):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.seed = 0
     c.data = dict(source="humaneval", user_pairs="", num_problems=num_problems,
                   rules=tuple(r.name for r in library.LIBRARY), max_rules=max_rules,
                   max_pairs_per_problem=max_pairs, max_chars=max_chars, test_fraction=0.25,
-                  run_tests=run_tests)
+                  run_tests=run_tests, near_dup_threshold=near_dup, corpus=corpus,
+                  corpus_subdir=corpus_subdir, corpus_max_pairs=corpus_max_pairs,
+                  corpus_pairs_per_unit=corpus_pairs_per_unit)
     c.rules = dict(backend=backend, book="", similarity=similarity, tau=0.9, min_support=min_support,
                    max_fraction=0.5, max_iters=10, reformat_every=100, max_rules_per_sample=9,
                    recovery_purity=0.8, recovery_coverage=0.5)
@@ -69,7 +79,8 @@ def get_config(arg=None):
         "tiny": lambda: _build(
             tag="tiny", num_problems=20, max_rules=1, max_pairs=2, max_chars=400,
             run_tests=False, similarity="jaccard", min_support=1, variants=("base", "spec_rules"),
-            bpe_merges=20, batch=2, rename_copies=1,
+            bpe_merges=20, batch=2, rename_copies=1, corpus="stdlib",
+            corpus_subdir="collections", corpus_max_pairs=6,
             model=dict(d_model=32, num_layers=1, num_heads=2, d_ff=64, max_len=512,
                        dtype="float32"),
             steps=3, lr=1e-3, max_new_tokens=24, max_test_pairs=2,
@@ -78,6 +89,7 @@ def get_config(arg=None):
             tag="quick", num_problems=0, max_rules=3, max_pairs=12, max_chars=450,
             run_tests=True, similarity="minilm", min_support=2,
             variants=("base", "spec_rules"), bpe_merges=400, batch=8, rename_copies=4,
+            corpus="stdlib", corpus_max_pairs=3000, corpus_pairs_per_unit=2,
             model=dict(d_model=96, num_layers=2, num_heads=4, d_ff=384, max_len=480,
                        dtype="float32"),
             steps=1200, lr=2e-3, max_new_tokens=270, max_test_pairs=80,
@@ -87,6 +99,7 @@ def get_config(arg=None):
             tag="paper", num_problems=0, max_rules=4, max_pairs=20, max_chars=4000,
             run_tests=True, similarity="minilm", min_support=3,
             variants=("base", "spec", "rules", "spec_rules"), bpe_merges=8000, batch=32,
+            corpus="stdlib", corpus_max_pairs=100_000, corpus_pairs_per_unit=4,
             model=dict(d_model=1024, num_layers=24, num_heads=16, d_ff=4096, max_len=2048,
                        dtype="bfloat16"),
             steps=20000, lr=3e-4, max_new_tokens=1024, max_test_pairs=10_000,

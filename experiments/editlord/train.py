@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import time
 from collections import Counter
 
@@ -37,7 +36,7 @@ from lib.common import train_loop
 from lib.common import workdir as wd
 from lib.data import humaneval
 from lib.editlord import augment as augment_lib
-from lib.editlord import editor, learner, library, perturb, rulebook
+from lib.editlord import corpus, dedup, editor, learner, library, perturb, rulebook
 from lib.editlord import pairs as pairs_lib
 from lib.editlord import report as el_report
 from lib.editlord.config_schema import validate
@@ -78,12 +77,53 @@ def load_or_build_pairs(config, datadir: str) -> tuple[list[pairs_lib.Pair], dic
     return ps, stats
 
 
-def split(ps, test_fraction: float, seed: int):
-    tasks = sorted({p.task_id for p in ps})
-    rng = random.Random(seed)
-    rng.shuffle(tasks)
-    test = set(tasks[:max(1, round(test_fraction * len(tasks)))])
-    return [p for p in ps if p.task_id not in test], [p for p in ps if p.task_id in test]
+def split(ps, test_fraction: float, seed: int, near_dup: float = 1.0):
+    """(train, held-out) pairs, split by problem: problems whose targets are near-duplicates
+    (`dedup`: shape-token similarity >= near_dup) form one cluster, and whole clusters go
+    to one side, so no held-out problem has a near-duplicate in training."""
+    shapes = {}
+    for p in ps:
+        if p.task_id not in shapes:
+            shapes[p.task_id] = dedup.shape(p.target)
+    comps = dedup.clusters(shapes, near_dup)
+    _, test = dedup.split_clusters(comps, test_fraction, seed)
+    info = {"near_dup_threshold": near_dup,
+            "near_dup_clusters": [c for c in comps if len(c) > 1]}
+    return ([p for p in ps if p.task_id not in test], [p for p in ps if p.task_id in test],
+            info)
+
+
+def load_or_build_corpus(config, datadir: str, test_pairs) -> tuple[list[pairs_lib.Pair], dict]:
+    """Standard-library training pairs (`corpus.py`), cached in data/corpus_pairs.jsonl;
+    functions that are near-duplicates of a held-out unit are left out."""
+    d = config.data
+    path = os.path.join(datadir, "corpus_pairs.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            ps = [pairs_lib.Pair.from_json(json.loads(line)) for line in f if line.strip()]
+        return ps, wd.read_json(path + ".stats.json")
+    root = os.path.join(corpus.stdlib_dir(), d.corpus_subdir)
+    if not os.path.isdir(root):
+        raise ValueError(f"data.corpus_subdir = {d.corpus_subdir!r}: {root} is not a directory")
+    units, skipped = corpus.functions(root, max_chars=d.max_chars, seed=config.seed,
+                                      base=corpus.stdlib_dir())
+    held = list({p.task_id: dedup.shape(p.target) for p in test_pairs}.values())
+    kept = []
+    for name, code in units:
+        if dedup.near_any(dedup.shape(code), held, d.near_dup_threshold):
+            skipped["near_dup_of_held_out"] += 1
+        else:
+            kept.append((name, code))
+    ps, dropped = corpus.build_pairs(kept, max_rules=d.max_rules,
+                                     max_pairs_per_unit=d.corpus_pairs_per_unit,
+                                     max_chars=d.max_chars, max_pairs=d.corpus_max_pairs,
+                                     allowed=set(d.rules))
+    pairs_lib.save_pairs(path, ps)
+    stats = {"root": root, "functions": len(units), "skipped": dict(skipped),
+             "dropped": dict(dropped), "pairs": len(ps),
+             "rule_counts": dict(Counter(r for p in ps for r in p.rules))}
+    wd.write_json_atomic(path + ".stats.json", stats)
+    return ps, stats
 
 
 # ----------------------------------------------------------------------------- rules
@@ -351,6 +391,9 @@ def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
     if gold_rules is not None:
         out["rule_prediction"] = rule_prediction(
             test_pairs, [cache[ut(p.source)] for p in test_pairs], gold_rules)
+    out["clean_successes"] = [r["id"] for r in rows.get("clean", []) if r["success"]]
+    out["clean_rows"] = [{k: r[k] for k in ("id", "correct", "fixed", "success")}
+                         for r in rows.get("clean", [])]
     out["examples"] = [{"id": p.id, "reply": cache[ut(p.source)][:600]}
                        for p in test_pairs[:3]]
     return out
@@ -389,8 +432,9 @@ def train_and_evaluate(config, workdir: str) -> dict:
     ps, pstats = load_or_build_pairs(config, datadir)
     if not ps:
         raise ValueError("no usable pairs; check data.* settings")
-    train_pairs, test_pairs = split(ps, config.data.test_fraction, config.seed)
-    results["data"] = {"pairs": len(ps), "train_pairs": len(train_pairs),
+    train_pairs, test_pairs, sinfo = split(ps, config.data.test_fraction, config.seed,
+                                           config.data.near_dup_threshold)
+    results["data"] = {**sinfo, "pairs": len(ps), "train_pairs": len(train_pairs),
                        "test_pairs": len(test_pairs),
                        "train_problems": len({p.task_id for p in train_pairs}),
                        "test_problems": len({p.task_id for p in test_pairs}),
@@ -410,6 +454,15 @@ def train_and_evaluate(config, workdir: str) -> dict:
                                "mean_rules_per_sample": float(np.mean(n_rules)) if n_rules else 0.0,
                                "samples_without_rules": int(sum(n == 0 for n in n_rules))}
     aug = add_renamed_copies(backend, aug, config.editor.rename_copies, config.seed)
+    if config.data.corpus == "stdlib":
+        t = time.perf_counter()
+        cps, cstats = load_or_build_corpus(config, datadir, test_pairs)
+        caug, cskipped = augment(config, backend, rules, cps)
+        aug = aug + caug
+        n_cr = [len(ms) for _, _, ms in caug]
+        results["corpus"] = {**cstats, "augment_skipped": cskipped, "samples": len(caug),
+                             "mean_rules_per_sample": float(np.mean(n_cr)) if n_cr else 0.0}
+        stage_s["corpus"] = time.perf_counter() - t
     results["augmentation"]["editor_samples"] = len(aug)
     fmt = config.editor.target_format
     convs = {v: [editor.conversation(v, p, spec, ms, fmt) for p, spec, ms in aug]

@@ -2,6 +2,8 @@
 
     library.py       injected rule library: inverse rewrite, forward rule, checker (ground truth)
     pairs.py         HumanEval before/after pairs with known rules; loader for user pairs
+    dedup.py         near-duplicate code (shape-token similarity): clustered train/held-out split
+    corpus.py        extra training pairs injected into the standard library's functions
     patterns.py      AST differences -> abstract "switch from X to Y" code patterns
     rulebook.py      meta-rules and the readable, editable rule book file (JSON lines)
     learner.py       Backend interface, offline backend (AST + MiniLM), Algorithm 1,

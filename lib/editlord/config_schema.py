@@ -7,6 +7,8 @@ iterative modes), `editor` (fine-tuned workspace LM: variants, tokenizer, model,
 """
 from __future__ import annotations
 
+import os
+
 import ml_collections
 
 from lib.common import config as config_lib
@@ -37,6 +39,11 @@ SCHEMA: dict[str, Rule] = {
     "data.max_chars": Int(lo=50),
     "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "data.run_tests": Bool(),
+    "data.near_dup_threshold": Float(lo=0.0, hi=1.0, lo_open=True),
+    "data.corpus": Choice(("none", "stdlib")),
+    "data.corpus_subdir": Str(allow_empty=True),
+    "data.corpus_max_pairs": Int(lo=1),
+    "data.corpus_pairs_per_unit": Int(lo=1),
     "rules.backend": Choice(("offline", "served")),
     "rules.book": Str(allow_empty=True),
     "rules.similarity": Choice(("minilm", "jaccard")),
@@ -82,6 +89,13 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
     if c.data.source == "user" and not c.data.user_pairs:
         raise ConfigError("config key 'data.user_pairs' = '' is not allowed when "
                           "'data.source' = 'user'; give the JSON-lines file of pairs")
+    if c.data.source == "user" and c.data.corpus != "none":
+        raise ConfigError(f"config key 'data.corpus' = {c.data.corpus!r} is not allowed when "
+                          "'data.source' = 'user' (the corpus trains editors, which user "
+                          "pairs without tests do not evaluate); set it to 'none'")
+    if os.path.isabs(c.data.corpus_subdir) or ".." in c.data.corpus_subdir.split("/"):
+        raise ConfigError(f"config key 'data.corpus_subdir' = {c.data.corpus_subdir!r} is not "
+                          "allowed; it must be a relative path inside the standard library")
     needs_lm = c.rules.backend == "served" or c.eval.prompting
     if needs_lm and not (c.served.base_url and c.served.model):
         raise ConfigError("config keys 'served.base_url' and 'served.model' must be set when "

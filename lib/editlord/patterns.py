@@ -10,7 +10,7 @@ non-leaf child differs, and stops at the smallest region that holds the whole ch
 (so `c in xs` vs `c in list(xs)` is one region, not `xs` vs `list(xs)`).
 
 Abstraction (`pattern`): identifiers that are not builtins become `_`, constants other
-than 0, 1, -1, True, False, None, '' and `...` become `_`, expressions deeper than
+than 0, 1, -1, True, False, None, '' and `...` become `_`, f-strings become `_`, expressions deeper than
 `depth` below the region root become `_` (a builtin call there keeps its name:
 `sorted(_)`), and every nested statement body becomes `...`. Patterns are code (they parse), and abstraction is idempotent,
 so a pattern written in a rule book is matched by abstracting it again.
@@ -151,6 +151,15 @@ class _Abstract(ast.NodeTransformer):
 
     def visit_Constant(self, node):
         return node if _kept(node.value) else ast.Name("_", ast.Load())
+
+    def visit_JoinedStr(self, node):
+        # an f-string is a string value like any other constant; its parts cannot hold
+        # an abstracted `_` (ast.unparse rejects a Name inside JoinedStr)
+        return ast.Name("_", ast.Load())
+
+    def visit_FormattedValue(self, node):
+        # a `{value:spec}` part of an f-string (reached alone by `occurrences`)
+        return ast.Name("_", ast.Load())
 
     def visit_Call(self, node):
         # the called name does not count as a level (so `sorted(_)[0]` keeps `sorted`)

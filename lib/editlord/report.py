@@ -1,6 +1,7 @@
 """Tables, targets and plots of an EditLord run (results.json -> markdown / png)."""
 from __future__ import annotations
 
+import math
 import os
 
 from lib.common import plotting
@@ -8,6 +9,29 @@ from lib.common.report import cell
 
 METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
                 "success": "pass and all removed", "exact": "exact match", "parsed": "parses"}
+
+
+def sign_test_p(wins: int, losses: int) -> float:
+    """One-sided exact sign test: P(X >= wins), X ~ Binomial(wins + losses, 1/2) -- the
+    chance of at least `wins` of the discordant pairs favouring one side if neither is
+    better (1.0 when there is no discordant pair)."""
+    n = wins + losses
+    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
+
+
+def _pass_discordance(b: dict, s: dict) -> tuple[int, int, bool]:
+    """(pairs only +spec+rules passes, pairs only base passes, exact?) on clean held-out
+    inputs; without per-pair rows (older results) the count difference on the side that
+    has it and 0 on the other, which gives the smallest possible p."""
+    rb, rs = b.get("clean_rows"), s.get("clean_rows")
+    if rb is not None and rs is not None:
+        pb = {x["id"]: x["correct"] for x in rb}
+        wins = sum(1 for x in rs if x["correct"] and not pb.get(x["id"], False))
+        losses = sum(1 for x in rs if not x["correct"] and pb.get(x["id"], False))
+        return wins, losses, True
+    cb, cs = b["conditions"]["clean"], s["conditions"]["clean"]
+    d = round(cs["n"] * cs["correct"]) - round(cb["n"] * cb["correct"])
+    return max(d, 0), max(-d, 0), False
 
 
 def targets(r: dict) -> dict:
@@ -22,10 +46,16 @@ def targets(r: dict) -> dict:
     if "base" in eds and "spec_rules" in eds:
         b, s = eds["base"]["eval"], eds["spec_rules"]["eval"]
         bc, sc = b["conditions"]["clean"], s["conditions"]["clean"]
-        met = sc["fixed"] > bc["fixed"] and sc["correct"] > bc["correct"]
+        # higher means, and a tests-pass advantage that one or two pairs cannot make: a
+        # one-sided sign test on the pairs where exactly one editor passes, p <= 0.05
+        w, l, exact = _pass_discordance(b, s)
+        p = sign_test_p(w, l)
+        met = sc["fixed"] > bc["fixed"] and sc["correct"] > bc["correct"] and p <= 0.05
         out["rules_beat_base"] = {"met": met, "detail": (
             f"+spec+rules vs base, clean held-out: anti-patterns removed {sc['fixed']:.3f} vs "
-            f"{bc['fixed']:.3f}, tests pass {sc['correct']:.3f} vs {bc['correct']:.3f}")}
+            f"{bc['fixed']:.3f}, tests pass {sc['correct']:.3f} vs {bc['correct']:.3f}; pairs "
+            f"only one passes: {w} vs {l}{'' if exact else ' (at best)'}, one-sided sign test "
+            f"p {'=' if exact else '>='} {p:.3g} (needs <= 0.05)")}
         if "mean_drop" in b and "mean_drop" in s:
             db, ds = b["mean_drop"], s["mean_drop"]
             # "its advantage grows": a smaller drop, from an advantage on clean inputs (a
@@ -45,6 +75,24 @@ def tables(r: dict) -> str:
     d = r["data"]
     lines += [f"Pairs: {d['pairs']} ({d['train_pairs']} train from {d['train_problems']} problems, "
               f"{d['test_pairs']} held-out from {d['test_problems']} problems).", ""]
+    if "near_dup_threshold" in d:
+        cl = d.get("near_dup_clusters", [])
+        split_line = (f"Split by clusters of near-duplicate problems (shape-token similarity ≥ "
+                      f"{d['near_dup_threshold']:g}; each cluster on one side): {len(cl)} "
+                      f"clusters of 2+ problems ({'; '.join(' ~ '.join(c) for c in cl) or '—'}).")
+        lines += [split_line, ""]
+    co = r.get("corpus")
+    if co:
+        sk = co.get("skipped", {})
+        rc = ", ".join(f"{k} {n}" for k, n in sorted(co.get("rule_counts", {}).items(),
+                                                      key=lambda kv: -kv[1]))
+        corpus_line = (f"Standard-library corpus (training only, no tests): {co['pairs']} pairs "
+                       f"from {co['functions']} functions of ≤ max_chars characters "
+                       f"({sk.get('near_dup_of_held_out', 0)} near-duplicates of held-out units "
+                       f"left out); {co['samples']} editor samples, "
+                       f"{cell(co['mean_rules_per_sample'])} manifested rules per sample; "
+                       f"injected rules: {rc or '—'}.")
+        lines += [corpus_line, ""]
     ru = r.get("rules", {})
     if "num_rules" in ru:
         lines.append(f"Rule learning: {ru.get('num_raw', '—')} extracted rules -> "
@@ -80,6 +128,12 @@ def tables(r: dict) -> str:
                   "| editor variant | failures by reason |", "|---|---|"]
         for v, f in fails.items():
             lines.append(f"| {v} | {', '.join(f'{k} {n}' for k, n in sorted((f or {}).items())) or '—'} |")
+    succ = {v: e["eval"]["clean_successes"] for v, e in eds.items()
+            if "clean_successes" in e["eval"]}
+    if succ:
+        lines += ["", "| editor variant | clean held-out successes (pair ids) |", "|---|---|"]
+        for v, ids in succ.items():
+            lines.append(f"| {v} | {', '.join(ids) or '—'} |")
     preds = {v: e["eval"]["rule_prediction"] for v, e in eds.items()
              if e["eval"].get("rule_prediction")}
     if preds:

@@ -142,7 +142,7 @@ def test_robustness_target_needs_a_clean_advantage():
     from lib.editlord import report
 
     def ed(clean, drop):
-        c = {"success": clean, "fixed": clean, "correct": clean}
+        c = {"n": 60, "success": clean, "fixed": clean, "correct": clean}
         return {"eval": {"conditions": {"clean": c}, "mean_drop": {"success": drop, "fixed": drop}}}
     floor = {"editors": {"base": ed(0.12, 0.08), "spec_rules": ed(0.02, 0.01)}}
     t = report.targets(floor)

@@ -1,4 +1,5 @@
 """The EditLord binary end to end at the `tiny` config, and its config checks."""
+import json
 import os
 
 import pytest
@@ -32,8 +33,14 @@ def test_tiny_run_writes_everything(run):
     assert "[SPEC]" in convs[0][1]["content"] and "[SPEC]" not in sft.load_chat_jsonl(
         os.path.join(workdir, "data", "sft_base.jsonl"))[0][1]["content"]
     assert set(r["editors"]) == {"base", "spec_rules"}
-    aug = r["augmentation"]                                  # tiny: 1 renamed copy per pair
-    assert aug["samples"] < aug["editor_samples"] <= 2 * aug["samples"]
+    aug, cor = r["augmentation"], r["corpus"]    # tiny: 1 renamed copy per pair + stdlib pairs
+    assert cor["pairs"] == 6 and cor["root"].endswith("collections")  # data.corpus_max_pairs
+    assert cor["samples"] + sum(cor["augment_skipped"].values()) == cor["pairs"]
+    assert aug["samples"] < aug["editor_samples"] - cor["samples"] <= 2 * aug["samples"]
+    with open(os.path.join(workdir, "data", "corpus_pairs.jsonl")) as f:
+        ids = [json.loads(line)["id"] for line in f]
+    assert len(ids) == 6 and all(i.startswith("stdlib:collections") for i in ids)
+    assert all(len(c) > 1 for c in r["data"]["near_dup_clusters"])
     for v in r["editors"].values():
         assert v["train"]["steps"] == 3
         clean = v["eval"]["conditions"]["clean"]
