@@ -48,7 +48,9 @@ def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales
                   batch_size=batch, val_images=val, workers=workers)
     c.model = dict(widths=tuple(widths), dim=dim, heads=heads, enc_layers=enc, dec_layers=dec,
                    num_queries=queries)
-    c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0}
+    # matcher: "scipy" (host callback, lib.detection.matching.assign) or "jax" (in-graph,
+    # lib.detection.assignment.assign_jax: no callback, so the persistent compile cache works)
+    c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0, "matcher": "scipy"}
     c.optim = dict(lr=lr, finetune_lr=ft_lr, weight_decay=1e-4, clip=0.5, warmup=warmup,
                    finetune_warmup=warmup if ft_warmup is None else ft_warmup, schedule=schedule)
     # wall-clock budget (None = off): pre-training stops at the next step after

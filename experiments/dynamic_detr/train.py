@@ -124,7 +124,8 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
 
         def loss_fn(p):
             out = det.apply(p, batch["images"])
-            return objectives.detection_loss(out, batch, centre, w, t_mem)
+            return objectives.detection_loss(out, batch, centre, w, t_mem,
+                                            matcher=config.loss.matcher)
 
         (loss, parts), grads = jax.value_and_grad(loss_fn, has_aux=True)(state["params"])
         return train_loop.apply_gradients(state, grads, opt), {"loss": loss, **parts}

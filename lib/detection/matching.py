@@ -45,7 +45,8 @@ def assign_numpy(cost: np.ndarray, valid: np.ndarray) -> np.ndarray:
     valid = np.asarray(valid, bool)
     lead = cost.shape[:-2]
     q, m = cost.shape[-2:]
-    flat_c, flat_v = cost.reshape(-1, q, m), valid.reshape(-1, m)
+    n = int(np.prod(lead, dtype=np.int64))     # not reshape(-1, ...): ambiguous when m == 0
+    flat_c, flat_v = cost.reshape(n, q, m), valid.reshape(n, m)
     out = np.full(flat_v.shape, -1, np.int32)
     for i in range(flat_c.shape[0]):
         cols = np.flatnonzero(flat_v[i])

@@ -35,6 +35,7 @@ SCHEMA: dict[str, Rule] = {
     "loss.giou": Float(lo=0.0),
     "loss.obj": Float(lo=0.0),
     "loss.cd": Float(lo=0.0),
+    "loss.matcher": Choice(("scipy", "jax")),
     "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.finetune_lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.weight_decay": Float(lo=0.0),

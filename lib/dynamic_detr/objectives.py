@@ -12,7 +12,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from lib.detection import losses, matching
+from lib.detection import assignment, losses, matching
+
+MATCHERS = {"scipy": matching.assign, "jax": assignment.assign_jax}
 
 
 def foreground(centre, gt_boxes, valid):
@@ -36,15 +38,19 @@ def center_distance(tokens_final, ptr, teacher_memory):
     return (dist * n_k).sum() / (d * jnp.maximum(n_k.sum(), 1))
 
 
-def detection_loss(out, batch, centre, w: dict, teacher_memory=None):
+def detection_loss(out, batch, centre, w: dict, teacher_memory=None, matcher: str = "scipy"):
     """Total loss and named parts. `out` from `Detector.__call__`; batch with "boxes",
-    "labels", "valid"; `w` weights {class, l1, giou, obj, cd}; centre (N, 2)."""
+    "labels", "valid"; `w` weights {class, l1, giou, obj, cd}; centre (N, 2). `matcher`
+    (config `loss.matcher`) picks the Hungarian assignment: "scipy" (host callback) or
+    "jax" (in-graph); both give an optimal matching, ties may be broken differently."""
+    if matcher not in MATCHERS:
+        raise ValueError(f"matcher {matcher!r} is not one of {sorted(MATCHERS)}")
     logits, boxes = out["logits"], out["boxes"]
     cost = matching.matching_cost(logits, boxes, jnp.broadcast_to(batch["labels"], logits.shape[:2] + batch["labels"].shape[1:]),
                                   jnp.broadcast_to(batch["boxes"], boxes.shape[:2] + batch["boxes"].shape[1:]),
                                   w_class=w["class"], w_l1=w["l1"], w_giou=w["giou"])
     valid = jnp.broadcast_to(batch["valid"], cost.shape[:2] + batch["valid"].shape[1:])
-    match = matching.assign(cost, valid)                                   # (Ldec, B, M)
+    match = MATCHERS[matcher](cost, valid)                                 # (Ldec, B, M)
     num = jnp.maximum(batch["valid"].sum(), 1.0)
     parts = {"class": 0.0, "l1": 0.0, "giou": 0.0}
     for l in range(logits.shape[0]):

@@ -83,3 +83,8 @@ def test_focal_cost_finite_for_confident_logits():
     assert np.isfinite(np.asarray(cost)).all()
     # a confident correct class costs less than a confident wrong one
     assert cost[0, 0, 0] < cost[0, 1, 0] and cost[0, 1, 1] < cost[0, 0, 1]
+
+
+def test_assign_numpy_with_no_ground_truth_slots_keeps_the_batch_shape():
+    out = matching.assign_numpy(np.zeros((2, 3, 5, 0)), np.zeros((2, 3, 0), bool))
+    assert out.shape == (2, 3, 0) and out.dtype == np.int32
