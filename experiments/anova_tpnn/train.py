@@ -406,5 +406,4 @@ def write_results(workdir: str, results: dict, t0: float, complete: bool) -> Non
     results.update(targets=report.targets(results), machine=common_report.machine(),
                    wall_s=time.time() - t0, complete=complete)
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-    with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(report.tables(results) + "\n")
+    wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")

@@ -256,7 +256,6 @@ def train_and_evaluate(config, workdir: str) -> dict:
     if mesh_lib.is_primary():
         if config.eval.plots:
             results["plots"] = report.write_plots(os.path.join(workdir, wd.PLOTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as fh:
-            fh.write(report.tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
     return results

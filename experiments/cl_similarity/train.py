@@ -310,6 +310,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["machine"] = common_report.machine()
     if primary:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results

@@ -116,6 +116,5 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
             report.sample_efficiency_plot(results, os.path.join(plot_dir,
                                                                 "sample_efficiency.png"))
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results

@@ -275,8 +275,7 @@ def _train_and_evaluate(config, workdir: str, batches):
         if primary:                       # after every stage, so a killed run can still be read
             if config.eval.plots and rows:
                 reporting.plot(rows, os.path.join(workdir, "plots", "ap_vs_flops.png"))
-            with open(os.path.join(workdir, "results.md"), "w") as f:
-                f.write(reporting.tables(results) + "\n")
+            wd.write_text_atomic(os.path.join(workdir, "results.md"), reporting.tables(results) + "\n")
             wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
 
     def summary():

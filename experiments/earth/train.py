@@ -295,7 +295,6 @@ def train_and_evaluate(config, workdir: str):
                "num_steps": config.train.num_steps}
         if primary:  # written after every dataset, so an interrupted run still has a table
             np.savez_compressed(os.path.join(workdir, "predictions.npz"), **saved)
-            with open(os.path.join(workdir, "results.md"), "w") as f:
-                f.write(results_markdown(results, config))
+            wd.write_text_atomic(os.path.join(workdir, "results.md"), results_markdown(results, config))
             wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), out)
     return out

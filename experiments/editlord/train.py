@@ -512,8 +512,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["targets"] = el_report.targets(results)
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(el_report.tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), el_report.tables(results) + "\n")
         if config.eval.plots:
             el_report.plots(results, os.path.join(workdir, wd.PLOTS))
     return results

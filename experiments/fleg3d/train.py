@@ -150,8 +150,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
             for pname, by_method in results["protocols"].items():
                 _plots(os.path.join(workdir, wd.PLOTS), pname, by_method)
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results
 
 

@@ -404,6 +404,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["wall_s"] = time.time() - t0
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(markdown(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), markdown(results) + "\n")
     return results

@@ -602,8 +602,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         from lib.jetts import report
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.results_markdown(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.results_markdown(results) + "\n")
         if config.eval.plots:
             report.plots(results, os.path.join(workdir, wd.PLOTS))
     return results

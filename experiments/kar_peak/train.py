@@ -186,6 +186,5 @@ def train_and_evaluate(config, workdir: str):
     results["targets"] = summarise(results, config.methods)
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(tables(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), tables(results) + "\n")
     return results

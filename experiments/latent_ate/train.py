@@ -130,6 +130,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["wall_s"] = time.perf_counter() - t_start
     if primary:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(report.tables(results, config.estimators) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results, config.estimators) + "\n")
     return results

@@ -129,8 +129,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["machine"] = common_report.machine()
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(results_table(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), results_table(results) + "\n")
     logging.info("lm: held-out exact match %.3f (%d/%d)", results["eval"]["exact_match"],
                  results["eval"]["num_correct"], results["eval"]["num_eval"])
     return results

@@ -221,8 +221,7 @@ def write_results(config, workdir: str, runs: dict, start: float, *, complete: b
     if plots:
         results["plots"] = report.plots(runs, os.path.join(workdir, wd.PLOTS))
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-    with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(report.tables(results) + "\n")
+    wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results
 
 

@@ -429,6 +429,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["wall_s"] = time.perf_counter() - t0
     results["parts_wall_s"] = {p: results[p]["part_wall_s"] for p in config.parts}
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-    with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(report.tables(results) + "\n")
+    wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results

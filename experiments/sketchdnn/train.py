@@ -267,6 +267,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
             plotting.line_plot(os.path.join(plot_dir, "train_loss.png"), curves, xlabel="step",
                                ylabel="training loss", title=config.tag, logy=True)
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-        with open(os.path.join(workdir, "results.md"), "w") as f:
-            f.write(markdown(results) + "\n")
+        wd.write_text_atomic(os.path.join(workdir, "results.md"), markdown(results) + "\n")
     return results

@@ -273,8 +273,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["machine"] = common_report.machine()
     results = _jsonable(results)
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-    with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(report.tables(results) + "\n")
+    wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
     return results
 
 

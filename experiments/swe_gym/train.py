@@ -439,8 +439,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     if config.eval.plots:
         _plots(workdir, results)
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
-    with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(results_table(results) + "\n")
+    wd.write_text_atomic(os.path.join(workdir, "results.md"), results_table(results) + "\n")
     logging.info("swe_gym: done in %.0f s", results["wall_s"])
     return results
 

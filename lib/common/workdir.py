@@ -20,20 +20,25 @@ PLOTS = "plots"
 RESULTS = "results.json"
 
 
-def write_json_atomic(path: str, obj: Any) -> None:
-    """Write JSON to `path` via a temporary file and `os.replace` (never half-written)."""
+def write_text_atomic(path: str, text: str) -> None:
+    """Write `text` to `path` via a temporary file and `os.replace` (never half-written)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".json")
+    suffix = os.path.splitext(path)[1] or ".txt"
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=suffix)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=2, sort_keys=True, default=_default)
-            f.write("\n")
+            f.write(text)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def write_json_atomic(path: str, obj: Any) -> None:
+    """Write JSON to `path` via a temporary file and `os.replace` (never half-written)."""
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_default) + "\n")
 
 
 def _default(obj: Any) -> Any:

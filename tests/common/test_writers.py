@@ -51,3 +51,14 @@ def test_write_json_atomic(tmp_path):
         wd.write_json_atomic(path, {"x": object()})
     assert json.load(open(path)) == {"x": 1}  # the failed write left the old file intact
     assert [f for f in os.listdir(tmp_path / "a")] == ["r.json"]  # no temp files left
+
+
+def test_write_text_atomic_replaces_whole_or_not_at_all(tmp_path):
+    path = str(tmp_path / "b" / "results.md")
+    wd.write_text_atomic(path, "| a |\n")
+    wd.write_text_atomic(path, "| b |\n")
+    assert open(path).read() == "| b |\n"
+    with pytest.raises(TypeError):
+        wd.write_text_atomic(path, None)          # fails inside the write, after the temp file exists
+    assert open(path).read() == "| b |\n"
+    assert os.listdir(tmp_path / "b") == ["results.md"]
