@@ -37,6 +37,7 @@ from absl import logging
 from lib.common import config as config_lib
 from lib.common import plotting
 from lib.common import report as common_report
+from lib.common import stats
 from lib.common import workdir as wd
 from lib.lm import chat, client, sandbox
 from lib.lm.local import LocalLM
@@ -470,7 +471,7 @@ def _plots(workdir: str, results: dict) -> None:
         r0 = results["warm"] if "rate" in results["warm"] else results["base"]
         xs = [0] + [r["round"] for r in rounds]
         ys = [r0["rate"]] + [r["rate"] for r in rounds]
-        ci = [expert_iteration.wilson(r["resolved"], r["n"]) for r in [r0] + rounds]
+        ci = [stats.wilson_interval(r["resolved"], r["n"]) for r in [r0] + rounds]
         plotting.curves_and_points(
             os.path.join(workdir, wd.PLOTS, "expert_iteration.png"), curves={},
             points={"held-out resolve rate (T = 0, 95 % Wilson)": (
@@ -521,7 +522,7 @@ def results_table(results: dict) -> str:
              "| policy | training data | held-out resolved | rate [95 % Wilson] |",
              "|---|---|---|---|"]
     for name, data, rate, k, n in policy_rows(results):
-        lo, hi = expert_iteration.wilson(k, n)
+        lo, hi = stats.wilson_interval(k, n)
         lines.append(f"| {name} | {data} | {k}/{n} | {cell(rate, 3, 'f')} "
                      f"[{cell(lo, 2, 'f')}, {cell(hi, 2, 'f')}] |")
     ei, w = results["expert_iteration"], results.get("warm") or {}

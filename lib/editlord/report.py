@@ -1,22 +1,14 @@
 """Tables, targets and plots of an EditLord run (results.json -> markdown / png)."""
 from __future__ import annotations
 
-import math
 import os
 
 from lib.common import plotting
 from lib.common.report import cell
+from lib.common.stats import sign_test_p  # noqa: F401  (re-exported: the report's own test name)
 
 METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
                 "success": "pass and all removed", "exact": "exact match", "parsed": "parses"}
-
-
-def sign_test_p(wins: int, losses: int) -> float:
-    """One-sided exact sign test: P(X >= wins), X ~ Binomial(wins + losses, 1/2) -- the
-    chance of at least `wins` of the discordant pairs favouring one side if neither is
-    better (1.0 when there is no discordant pair)."""
-    n = wins + losses
-    return sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
 
 
 def _pass_discordance(b: dict, s: dict) -> tuple[int, int, bool]:

@@ -18,13 +18,13 @@ almost every rollout fails, so many rollouts per instance are needed, repeated o
   line the prompt shows (with the line number meaning the same file). This is the
   paper's setting of fine-tuning on successful agent trajectories of a stronger agent.
 * `mcnemar_p(before, after)`: exact one-sided McNemar (sign) test of paired per-instance
-  outcomes (H1: `after` resolves more); `wilson(k, n)`: a 95 % Wilson interval.
+  outcomes (H1: `after` resolves more), on `lib.common.stats.sign_test_p`.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
+from lib.common import stats
 from lib.lm import chat
 from lib.lm.client import ChatResult
 from lib.swe_gym import policies
@@ -90,17 +90,6 @@ def mcnemar_p(before: Sequence[bool], after: Sequence[bool]) -> dict:
         raise ValueError(f"paired outcomes differ in length: {len(before)} vs {len(after)}")
     wins = sum(bool(a) and not bool(b) for b, a in zip(before, after))
     losses = sum(bool(b) and not bool(a) for b, a in zip(before, after))
-    n = wins + losses
-    p = sum(math.comb(n, j) for j in range(wins, n + 1)) / 2 ** n if n else 1.0
-    return {"wins": wins, "losses": losses, "p": p}
+    return {"wins": wins, "losses": losses, "p": stats.sign_test_p(wins, losses)}
 
 
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """95 % Wilson score interval of a proportion k / n."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, mid - half), min(1.0, mid + half)

@@ -1,6 +1,7 @@
 """Expert iteration: grade cache, batched sampling pool, warm-start data, paired tests."""
 import pytest
 
+from lib.common import stats
 from lib.lm import chat, client
 from lib.swe_gym import agent, expert_iteration, grader, policies, rft, runtime
 
@@ -157,7 +158,7 @@ def test_mcnemar_and_wilson():
     assert expert_iteration.mcnemar_p([True], [True])["p"] == 1.0
     with pytest.raises(ValueError, match="length"):
         expert_iteration.mcnemar_p([True], [])
-    lo, hi = expert_iteration.wilson(0, 10)
+    lo, hi = stats.wilson_interval(0, 10)
     assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-4)
-    lo, hi = expert_iteration.wilson(5, 10)
+    lo, hi = stats.wilson_interval(5, 10)
     assert lo == pytest.approx(1 - hi) and lo == pytest.approx(0.2366, abs=1e-4)
