@@ -14,8 +14,9 @@
 
 With `run.time_budget_s`, the process's wall-clock budget is shared out between the runs
 (`run.time_share`, in run order, over what is left when each run starts) and each run stops
-at a chunk boundary before its deadline (`lib/maxentdp/budget.py`); such a run is recorded
-with `budget_stopped` and the steps it reached, and rerunning the command resumes it.
+at a chunk boundary before its deadline (`train_loop.train(..., deadline=...)`); such a run
+is recorded with `budget_stopped` and the steps it reached, and rerunning the command (with
+any budget: `run` is not part of the workdir's config identity) resumes it.
 
 Why train_loop fits: RL has no dataset, so the loop's `batch` is only the step index; the
 data are collected inside the jitted step (lax.scan over environment steps), and the
@@ -33,7 +34,7 @@ from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
 from lib.common import report as common_report, train_loop, workdir as wd
-from lib.maxentdp import agent as agent_lib, budget as budget_lib, config_schema, critics
+from lib.maxentdp import agent as agent_lib, config_schema, critics
 from lib.maxentdp import diagnostics, envs, report
 from lib.maxentdp import rollout
 
@@ -160,9 +161,11 @@ def partial_record(run_dir: str, env_name: str, algo: str, run: rollout.RunConfi
 
 
 def train_one(config, workdir: str, env_name: str, algo: str, mesh,
-              clock: budget_lib.Budget | None = None, on_progress=None) -> dict:
-    """Train (or resume) one (environment, agent) run within `clock`'s deadline; its
-    results.json entry. `on_progress(entry)` after every chunk (progressive results)."""
+              deadline: float | None = None, on_progress=None,
+              clock=time.monotonic) -> dict:
+    """Train (or resume) one (environment, agent) run, stopping at a chunk boundary before
+    `deadline` (on `clock`'s scale; None = none); its results.json entry.
+    `on_progress(entry)` after every logged chunk (progressive results)."""
     env, agent, run, task = build(config, env_name, algo)
     run_dir = os.path.join(workdir, "runs", f"{env_name}_{algo}")
     t = config.train
@@ -174,14 +177,15 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
     if on_progress is not None:
         progress = lambda done: on_progress(
             partial_record(run_dir, env_name, algo, run, time.time() - t0))
-    res = budget_lib.train_budgeted(task, loop, workdir=run_dir, mesh=mesh,
-                                    budget=clock or budget_lib.Budget(None), on_step=progress)
+    res = train_loop.train(task, loop, workdir=run_dir, mesh=mesh, deadline=deadline,
+                           clock=clock, on_log=progress)
     wall = time.time() - t0
-    extra = {"wall_s": wall, "resumed_from": res.resumed_from, "budget_stopped": res.stopped,
+    extra = {"wall_s": wall, "resumed_from": res.resumed_from,
+             "budget_stopped": res.stopped_by_deadline,
              "env_steps_per_sec": _steps_per_sec(run_dir, run)}
     if res.preempted:                     # SIGTERM: recorded up to the last chunk, see caller
         extra["preempted"] = True
-    if res.state is None:                 # the budget was spent before this run could start
+    if res.step == 0:                     # the budget was spent before this run could start
         return run_record(env_name, algo, run, np.zeros((0, run.num_seeds)), [], **extra)
     state = res.state
     done = int(jax.device_get(state["chunk"]))
@@ -194,17 +198,17 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
     return out
 
 
-def run_budget(config, pairs: list, start: float) -> budget_lib.Budget:
-    """The deadline of the first of the remaining (env, algo) `pairs`: its share
-    (`run.time_share.<algo>`, normalised over the remaining runs) of the time left of the
-    process's `run.time_budget_s` counted from `start` (time.monotonic)."""
+def run_deadline(config, pairs: list, start: float) -> float | None:
+    """The deadline (time.monotonic) of the first of the remaining (env, algo) `pairs`: its
+    share (`run.time_share.<algo>`, normalised over the remaining runs) of the time left of
+    the process's `run.time_budget_s` counted from `start`; None without a budget."""
     total = config.run.time_budget_s
     if total is None:
-        return budget_lib.Budget(None)
+        return None
     now = time.monotonic()
     left = max(start + float(total) - now, 0.0)
     shares = [config.run.time_share[a] for _, a in pairs]
-    return budget_lib.Budget(now + left * shares[0] / sum(shares))
+    return now + left * shares[0] / sum(shares)
 
 
 def write_results(config, workdir: str, runs: dict, start: float, *, complete: bool,
@@ -239,7 +243,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         progress = lambda entry, name=name: write_results(
             config, workdir, {**runs, name: entry}, start, complete=False, plots=False)
         runs[name] = train_one(config, workdir, env_name, algo, mesh,
-                               run_budget(config, pairs[i:], start), progress)
+                               run_deadline(config, pairs[i:], start), progress)
         write_results(config, workdir, runs, start, complete=False, plots=True)
         if runs[name].get("preempted"):   # SIGTERM: results as far as they go, then exit 0
             logging.warning("SIGTERM: results.json written up to %s; rerun to resume", name)

@@ -4,12 +4,13 @@ An experiment supplies a `Task` of pure pieces; `train` does the rest:
 
     state = restore newest intact checkpoint, or task.init_state(key)
     for step in [start, num_steps):
+        stop on SIGTERM, or when the next step would end after `deadline` (see below)
         batch = task.batch_fn(step, rows of this process)       # host numpy, deterministic
         state, metrics = train_step(state, batch, fold_in(key, step))   # jitted, sharded
         every log_every steps: NaN/Inf check, metrics.jsonl, progress
         every checkpoint_every steps: checkpoint (only after the NaN check passed)
         with a `Validation`: every `every` steps, evaluate; keep the best state
-    final checkpoint
+    final checkpoint (of exactly the completed steps, also after a stop)
 
 Because the batch and the step key are functions of the step alone and the state is
 restored exactly, an interrupted run that is resumed ends with the same parameters as an
@@ -22,11 +23,32 @@ record (step, metric, value, all validation metrics) to `<workdir>/best.json`. T
 validation metrics go to metrics.jsonl as `val_<name>`. `restore_best` loads that state.
 Selection never changes the training trajectory, so resume stays exact; a resumed run
 continues from the recorded best.
+
+A wall-clock deadline (`train(..., deadline=t, clock=time.monotonic)`, t on `clock`'s
+scale; None = none) stops the run at a step boundary, for a leased accelerator slot or a
+budget shared between stages. Before each step the loop predicts when it would end: now +
+the longest loop iteration measured so far in this call (step, logging, evaluation and
+checkpoint included; the first iteration of a call, which compiles, is not measured). When
+that is after the deadline it stops: the completed steps get their NaN check and metrics
+(the last row carries `stopped_by_deadline: 1`), a checkpoint of exactly those steps
+(whatever `checkpoint_every` is), and `TrainResult.stopped_by_deadline` is True. Rerunning
+resumes exactly, as after SIGTERM. Until one iteration has been measured (the first two
+steps of a call) a step runs unless the deadline has passed; a deadline already passed
+runs no step and writes nothing (a fresh run returns the initial state at step 0). With a
+deadline, steps are timed to completion (`jax.block_until_ready` on the step's metrics),
+so the host no longer runs ahead of the device; the final checkpoint is written after the
+last step, so leave a margin for it. On several processes the decision is joint (any
+process out of time stops all).
+
+`on_log(step)` is called on the host right after the training metrics of `step` have
+passed the NaN check and been written (every `log_every` steps and at a stop): the place
+for progressive results read back from metrics.jsonl.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -105,6 +127,7 @@ class TrainResult(NamedTuple):
     preempted: bool    # True when SIGTERM stopped the run (rerun to resume)
     resumed_from: int  # step restored at start (0 for a fresh run)
     best: dict | None = None  # with a Validation: {"step", "metric", "value", "metrics"}
+    stopped_by_deadline: bool = False  # the deadline stopped the run before cfg.num_steps
 
 
 def apply_gradients(state: State, grads, opt: optax.GradientTransformation) -> State:
@@ -235,6 +258,30 @@ class _BestKeeper:
         self.ckpt.close()
 
 
+class _DeadlineClock:
+    """Predicts, at the top of each loop iteration, whether one more iteration ends by the
+    deadline (see the module docstring); `deadline=None` always fits."""
+
+    def __init__(self, deadline: float | None, clock: Callable[[], float]):
+        self.deadline, self.clock = deadline, clock
+        self.top: float | None = None    # clock at the top of the previous iteration
+        self.measured = 0                # iterations ended in this call
+        self.longest: float | None = None
+
+    def next_fits(self) -> bool:
+        if self.deadline is None:
+            return True
+        now = self.clock()
+        if self.top is not None:
+            self.measured += 1
+            if self.measured > 1:        # the first iteration of a call compiles: not timed
+                self.longest = max(self.longest or 0.0, now - self.top)
+        self.top = now
+        if self.longest is None:
+            return now < self.deadline
+        return now + self.longest <= self.deadline
+
+
 def _any_process(flag: bool) -> bool:
     if jax.process_count() == 1:
         return flag
@@ -243,8 +290,17 @@ def _any_process(flag: bool) -> bool:
 
 def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
           writer: MetricWriter | None = None,
-          validation: Validation | None = None) -> TrainResult:
-    """Run (or resume) training in `workdir`; see the module docstring."""
+          validation: Validation | None = None,
+          deadline: float | None = None,
+          clock: Callable[[], float] = time.monotonic,
+          on_log: Callable[[int], None] | None = None) -> TrainResult:
+    """Run (or resume) training in `workdir`; see the module docstring.
+
+    deadline: stop at the last step boundary whose next step would end after it (on
+      `clock`'s scale, e.g. `time.monotonic() + 300`; `clock=time.time` for wall time);
+      None = no deadline.
+    on_log: `on_log(step)` after each written row of training metrics.
+    """
     mesh_lib.check_batch_divisible(task.global_batch_size, mesh)
     if validation is not None:
         _BestKeeper.check(validation)
@@ -267,7 +323,7 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
         pending: list[tuple[int, dict]] = []
         last_good = ckpt.latest_step()
 
-        def check_and_log(step: int) -> None:
+        def check_and_log(step: int, extra: dict | None = None) -> None:
             fetched = jax.device_get(pending)
             pending.clear()
             for s, m in fetched:
@@ -275,14 +331,22 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
             if fetched:
                 mean = {k: float(np.mean([m[k] for _, m in fetched])) for k in fetched[-1][1]}
                 mean["steps_per_sec"] = progress.rate(step)
-                writer.write_scalars(step, mean)
+                writer.write_scalars(step, {**mean, **(extra or {})})
+                if on_log is not None:
+                    on_log(step)
+            elif extra:
+                writer.write_scalars(step, extra)
 
         step = start
-        preempted = False
+        preempted = stopped = False
+        timer = _DeadlineClock(deadline, clock)
         with PreemptionGuard() as guard:
             while step < cfg.num_steps:
                 if _any_process(guard.requested):
                     preempted = True
+                    break
+                if deadline is not None and _any_process(not timer.next_fits()):
+                    stopped = True
                     break
                 batch = mesh_lib.to_global(task.batch_fn(step, rows), mesh)
                 state, metrics = step_fn(state, batch, jax.random.fold_in(base_key, step))
@@ -300,17 +364,27 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                 if is_ckpt:
                     ckpt.save(step, state)
                     last_good = step
-        check_and_log(step)
-        if keeper is not None and step % validation.every != 0 and not preempted:
+                if deadline is not None:
+                    jax.block_until_ready(metrics)     # time the step, not its dispatch
+        check_and_log(step, {"stopped_by_deadline": 1} if stopped and step > start else None)
+        if keeper is not None and step % validation.every != 0 and not (preempted or stopped):
             keeper(step, state)
-        ckpt.save(step, state, wait=True)
+        if not (stopped and step == start):            # a stop before any step: nothing new
+            ckpt.save(step, state, wait=True)
         if preempted:
             logging.warning("SIGTERM: saved checkpoint at step %d; rerun the same command to "
                             "resume", step)
-        else:
+        elif stopped and step == start:
+            logging.warning("deadline: no step run (the deadline passed, or the next step "
+                            "would end after it) at step %d of %d", step, cfg.num_steps)
+        elif stopped:
+            logging.warning("deadline: stopped after step %d of %d (this call ran %d); saved "
+                            "checkpoint at step %d; rerun to resume", step, cfg.num_steps,
+                            step - start, step)
+        if not preempted:
             progress.update(step, force=True)
         return TrainResult(state, step, preempted, start,
-                           keeper.record if keeper is not None else None)
+                           keeper.record if keeper is not None else None, stopped)
     finally:
         ckpt.close()
         if keeper is not None:

@@ -15,7 +15,5 @@ Modules:
   rollout          on-device collection (lax.scan) and evaluation, vmapped over seeds
   diagnostics      multi-goal mode diagnostics: Q at the start state per goal sector,
                    exp(Q/α) vs policy sector masses, QNE against a fixed 4-mode Q
-  budget           wall-clock budget around lib.common.train_loop.train (stop at a chunk
-                   boundary before a deadline, restore, resume later)
   config_schema    config keys, ranges and cross-checks
 """

@@ -9,7 +9,9 @@ Blocks:
                            algorithms tune α automatically, seeds, steps and evaluation
   multigoal_eval.*         stochastic rollouts and action samples at the start state
   run.*                    wall-clock budget of the whole process (None = off) and how it
-                           is shared between the agents (`lib.maxentdp.budget`)
+                           is shared between the agents (deadlines of
+                           `lib.common.train_loop.train`); run-time only, so a rerun may
+                           change it (`lib.common.workdir.prepare`)
   train.*                  checkpoints and logging of `lib.common.train_loop` (no
                            `num_steps`: each run's number of loop steps is
                            env.<name>.env_steps / env.<name>.eval_every)
@@ -100,17 +102,15 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
                               "(no learning would happen)")
 
 
-def _check_budget(config: ml_collections.ConfigDict) -> None:
-    if config.run.time_budget_s is not None and config.train.checkpoint_every != 1:
-        raise ConfigError(f"config key 'train.checkpoint_every' = {config.train.checkpoint_every} "
-                          "is not allowed with 'run.time_budget_s' set; it must be 1 (a budget "
-                          "stop resumes from the last chunk's checkpoint)")
-    if config.run.time_budget_s is not None and config.train.log_every != 1:
+def _check_log_every(config: ml_collections.ConfigDict) -> None:
+    if config.train.log_every != 1:
         raise ConfigError(f"config key 'train.log_every' = {config.train.log_every} is not "
-                          "allowed with 'run.time_budget_s' set; it must be 1 (results are "
-                          "written after every chunk)")
+                          "allowed; it must be 1 (each chunk's evaluation is its own "
+                          "metrics.jsonl row: a longer interval would average evaluations in "
+                          "the progressive results and in tools/maxentdp_results.py "
+                          "--from_metrics)")
 
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross, _check_budget))
+    return config_lib.validate(config, SCHEMA, checks=(_check_cross, _check_log_every))

@@ -1,18 +1,25 @@
-"""The wall-clock budget (lib/maxentdp/budget.py): a run stops at a loop-step boundary when
-the next step would end after the deadline, records it, and resumes exactly.
+"""The wall-clock budget of a MaxEntDP run (`train_one` on `train_loop.train`'s deadline):
+a run stops at a chunk boundary when the next chunk would end after its deadline, writes
+progressive results after every chunk, is recorded as budget-stopped, and resumes exactly.
 
-A fake clock advances 10 s per loop step (read by the task's `batch_fn`), so the stop is
-deterministic; the task is a tiny counter state, so nothing here is RL-specific.
+`build` is replaced by a counter task with the state layout `train_one` reads (chunk
+counter, per-chunk evaluations, per-seed log α) and a fake clock that advances 10 s per
+chunk, so the stop is deterministic and nothing RL-specific is compiled. The deadline
+mechanism itself is tested in tests/common/test_deadline.py.
 """
+import json
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from experiments.maxentdp import train
 from lib.common import mesh as mesh_lib, metrics as metrics_lib, train_loop
-from lib.maxentdp import budget as budget_lib
+from lib.common.config import load_config
 
-STEPS = 4
+SEEDS = 2
 
 
 class FakeClock:
@@ -23,80 +30,86 @@ class FakeClock:
         return self.t
 
 
-def _task(clock):
-    def batch_fn(step, rows):
-        clock.t += 10.0                      # every loop step "takes" 10 s
-        return np.full((1,), step, np.int32)[rows]
-
-    def train_step(state, batch, key):
-        x = state["x"] * 1.5 + jax.random.uniform(key) + batch[0]
-        return {"x": x, "n": state["n"] + 1}, {"x": x}
-
-    return train_loop.Task(init_state=lambda k: {"x": jnp.zeros(()), "n": jnp.zeros((), jnp.int32)},
-                           train_step=train_step, batch_fn=batch_fn, global_batch_size=1)
+def _config():
+    config = load_config("configs/maxentdp/maxentdp.py:tiny")
+    config.env.pendulum.update(num_seeds=SEEDS, env_steps=240, eval_every=60)   # 4 chunks
+    return config
 
 
-def _loop():
-    return train_loop.LoopConfig(num_steps=STEPS, log_every=1, checkpoint_every=1,
-                                 keep_checkpoints=1, seed=3)
+def _fake_build(clock):
+    def build(config, env_name, algo):
+        run = train.run_config(config, env_name)
+
+        def init_state(key):
+            return {"chunk": jnp.zeros((), jnp.int32),
+                    "evals": jnp.zeros((run.num_chunks, SEEDS)),
+                    "seeds": {"agent": {"log_alpha": jnp.zeros((SEEDS,))}}}
+
+        def train_step(state, batch, key):
+            c = state["chunk"]
+            ev = 10.0 * c + jnp.arange(SEEDS) + jax.random.uniform(key)
+            metrics = {f"eval_return_seed{i}": ev[i] for i in range(SEEDS)}
+            return ({**state, "chunk": c + 1, "evals": state["evals"].at[c].set(ev)},
+                    {**metrics, "alpha": jnp.float32(1.0)})
+
+        def batch_fn(step, rows):
+            clock.t += 10.0
+            return np.full((1,), step, np.int32)[rows]
+
+        return None, None, run, train_loop.Task(init_state, train_step, batch_fn, 1)
+    return build
 
 
 @pytest.fixture
 def mesh(monkeypatch):
-    # No TensorBoard writer: importing it (tensorboardX -> torch) costs ~10 s on this CPU
-    # and is not what these tests are about.
+    # No TensorBoard writer: importing it (tensorboardX -> torch) costs ~10 s on this CPU.
     monkeypatch.setattr(metrics_lib, "_tensorboard_writer", lambda path: None)
     return mesh_lib.make_mesh(1, 1, devices=jax.local_devices()[:1])
 
 
-def test_budget_stops_at_a_step_boundary_records_and_resumes(tmp_path, mesh):
+def test_budget_stops_at_a_chunk_boundary_records_and_resumes(tmp_path, mesh, monkeypatch):
     clock = FakeClock()
-    seen = []
-    # Deadline 25 s: steps end at 10 and 20 s (the clock ticks in batch_fn); before the 3rd
-    # the 5 s left are less than the last step's 10 s, so the run stops after 2 steps.
-    res = budget_lib.train_budgeted(_task(clock), _loop(), workdir=str(tmp_path), mesh=mesh,
-                                    budget=budget_lib.Budget(25.0, clock), on_step=seen.append)
-    assert res.stopped and not res.preempted
-    assert res.step == 2 and int(res.state["n"]) == 2 and res.resumed_from == 0
-    assert seen == [1, 2]
-    # Rerun without a budget: resumes at step 2 and runs the remaining steps only.
-    res2 = budget_lib.train_budgeted(_task(FakeClock()), _loop(), workdir=str(tmp_path),
-                                     mesh=mesh, budget=budget_lib.Budget(None))
-    assert (res2.resumed_from, res2.step, res2.stopped) == (2, STEPS, False)
-    assert int(res2.state["n"]) == STEPS
+    monkeypatch.setattr(train, "build", _fake_build(clock))
+    config, workdir, seen = _config(), str(tmp_path), []
+    # Deadline 35 s: chunks end at 10, 20, 30 s; the first (compiling) chunk is not timed,
+    # so before the 4th the 5 s left are less than a chunk's 10 s: stop after 3 chunks.
+    entry = train.train_one(config, workdir, "pendulum", "maxentdp", mesh, deadline=35.0,
+                            on_progress=seen.append, clock=clock)
+    assert entry["budget_stopped"] and entry["resumed_from"] == 0 and "preempted" not in entry
+    assert entry["env_steps"] == [60, 120, 180] and entry["planned_env_steps"] == 240
+    # Progressive results after every chunk, from metrics.jsonl, agree with the state's.
+    assert [e["env_steps"] for e in seen] == [[60], [60, 120], [60, 120, 180]]
+    assert all(e["in_progress"] for e in seen)
+    np.testing.assert_allclose(seen[-1]["eval_return"], entry["eval_return"], rtol=1e-6)
+    # Rerun without a budget: resumes after chunk 3 and ends equal to an uninterrupted run.
+    again = train.train_one(config, workdir, "pendulum", "maxentdp", mesh)
+    assert (again["resumed_from"], again["budget_stopped"]) == (3, False)
+    full = train.train_one(config, str(tmp_path / "full"), "pendulum", "maxentdp", mesh)
+    assert again["env_steps"] == full["env_steps"] == [60, 120, 180, 240]
+    assert again["eval_return"] == full["eval_return"]
 
 
-def test_budget_spent_before_start(tmp_path, mesh):
-    res = budget_lib.train_budgeted(_task(FakeClock()), _loop(), workdir=str(tmp_path),
-                                    mesh=mesh, budget=budget_lib.Budget(-1.0, FakeClock()))
-    assert res.state is None and res.step == 0 and res.stopped
-
-
-def test_budget_needs_a_checkpoint_every_step(tmp_path, mesh):
-    loop = train_loop.LoopConfig(num_steps=STEPS, log_every=1, checkpoint_every=2)
-    with pytest.raises(ValueError, match="checkpoint_every == 1"):
-        budget_lib.train_budgeted(_task(FakeClock()), loop, workdir=str(tmp_path), mesh=mesh,
-                                  budget=budget_lib.Budget(10.0, FakeClock()))
+def test_budget_spent_before_start_records_an_unstarted_run(tmp_path, mesh, monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(train, "build", _fake_build(clock))
+    entry = train.train_one(_config(), str(tmp_path), "pendulum", "sac", mesh, deadline=-1.0,
+                            clock=clock)
+    assert entry["budget_stopped"] and entry["env_steps"] == [] and entry["final_alpha"] == []
+    assert clock.t == 0.0                                     # no chunk was started
 
 
 def test_budget_shares_and_partial_results(tmp_path):
     """train.py's share of the process budget per run, and the results entry written from
     metrics.jsonl while a run is going on."""
-    import json
-    import time
-
-    from experiments.maxentdp import train
-    from lib.common.config import load_config
-
     config = load_config("configs/maxentdp/maxentdp.py:gpu")      # 330 s, shares 0.7 / 0.3
     pairs = [("hopper", "maxentdp"), ("hopper", "sac")]
     start = time.monotonic()
-    first = train.run_budget(config, pairs, start).deadline - start
+    first = train.run_deadline(config, pairs, start) - start
     assert abs(first - 0.7 * 330) < 1.0
-    last = train.run_budget(config, pairs[1:], start - 300).deadline - start   # 30 s left
+    last = train.run_deadline(config, pairs[1:], start - 300) - start   # 30 s left
     assert abs(last - 30) < 1.0
     config.run.time_budget_s = None
-    assert train.run_budget(config, pairs, start).deadline is None
+    assert train.run_deadline(config, pairs, start) is None
 
     run = train.run_config(config, "hopper")._replace(num_seeds=2)
     rows = [{"step": i + 1, "alpha": 0.05, "eval_return_seed0": 10.0 * i,
