@@ -30,10 +30,12 @@ def fast_compiles_module():
 
     The whole-program form of `fast_jit`: it also covers the library's own jits (train steps,
     samplers, inits), which is where an end-to-end test spends its CPU time. It changes how
-    hard XLA optimises; the values agree to rounding, EXCEPT where finiteness depends on an
-    algebraic rewrite XLA does by default: 3D-FLEG's training (the gradient of
-    `jnp.linalg.norm` at a zero vector in `lib/fleg3d/scoring.normalise`) turns NaN under it,
-    so that directory does not use it. A directory that opts in must pass with it.
+    hard XLA optimises; the values agree to rounding, EXCEPT where finiteness depends on two
+    computations agreeing to the last bit: JAX's gradient of `max` finds the maximisers by
+    comparing the inputs with the max and divides by their count; with optimisation off the
+    two sides can land in different kernels, no input equals the max, and the gradient is
+    0/0 (3D-FLEG's PointNet pooling did this; it now gathers at the argmax,
+    `lib/fleg3d/model.max_pool`). A directory that opts in must pass with it.
     Restored at module teardown, so other directories of a pytest-xdist worker compile as
     before. Use it from a directory's conftest.py:
 

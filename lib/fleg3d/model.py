@@ -5,8 +5,9 @@
     out = model.apply(params, points, desc)      # {"z": (B, 384), "e": (B, 384)}
 
 Pieces (our design; the paper's architecture is not public):
-* `PointNet`: a shared per-point MLP (Dense + LayerNorm + ReLU per width), then max and
-  mean pooling over the points concatenated -> f (B, 2·widths[-1]); invariant to point order.
+* `PointNet`: a shared per-point MLP (Dense + LayerNorm + ReLU per width), then max
+  (`max_pool`) and mean pooling over the points concatenated -> f (B, 2·widths[-1]);
+  invariant to point order.
 * point head h: MLP f -> z in the text space (text_dim = 384, the MiniLM width).
 * geometric encoder G (the learned half of the extraction module): MLP on the
   hand-made global descriptor D(x) of `lib.fleg3d.geometry` -> g (B, geo_widths[-1]).
@@ -43,7 +44,21 @@ class PointNet(nn.Module):
         h = points
         for w in self.widths:
             h = nn.relu(nn.LayerNorm()(nn.Dense(w)(h)))
-        return jnp.concatenate([h.max(axis=-2), h.mean(axis=-2)], axis=-1)
+        return jnp.concatenate([max_pool(h), h.mean(axis=-2)], axis=-1)
+
+
+def max_pool(h):
+    """(..., N, C) -> (..., C) max over the points, its gradient routed to the first argmax.
+
+    Same value as `h.max(-2)`, and the same gradient except at ties (all of it to the first
+    maximiser instead of split; after the ReLU the only ties are at 0, where the ReLU's
+    gradient is 0 either way). Written as a gather because the gradient of `max` finds the
+    maximisers by comparing h with the max for equality: with XLA's backend optimisation off
+    (`tests.fast_compile`) the two can be computed in different fusions and differ in the
+    last bit, no element matches, and the gradient is 0/0 = NaN.
+    """
+    idx = jnp.argmax(h, axis=-2, keepdims=True)
+    return jnp.take_along_axis(h, idx, axis=-2)[..., 0, :]
 
 
 class FlegNet(nn.Module):

@@ -32,8 +32,19 @@ import jax.numpy as jnp
 import optax
 
 
-def normalise(x, axis=-1):
-    return x / (jnp.linalg.norm(x, axis=axis, keepdims=True) + 1e-8)
+NORM_EPS = 1e-8
+
+
+def normalise(x, axis=-1, eps: float = NORM_EPS):
+    """x / sqrt(|x|² + eps²) along `axis`: x/|x| to relative error eps²/(2|x|²), and 0 at x = 0.
+
+    Smooth everywhere, so its gradient is finite at a zero vector too (I/eps there), unlike
+    x / (|x| + eps) written with `jnp.linalg.norm`, whose derivative at 0 is 0/0 = NaN. The
+    alignment term of `base_loss` normalises e ≡ 0 for the FILP-3D-like and w/o-embedding
+    networks (there a constant, so no parameter gradient passes through it; the gradient of
+    the loss with respect to the network output does).
+    """
+    return x * jax.lax.rsqrt(jnp.sum(x * x, axis=axis, keepdims=True) + eps * eps)
 
 
 def query_embedding(z, e):
