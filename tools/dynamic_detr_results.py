@@ -5,12 +5,23 @@
 
 Reads `<workdir>/results.json` (written by experiments/dynamic_detr/main.py, which also
 draws `<workdir>/plots/ap_vs_flops.png`) and replaces the README block between
-`<!-- results:TAG:begin -->` and `<!-- results:TAG:end -->`.
+`<!-- results:TAG:begin -->` and `<!-- results:TAG:end -->`. With
+`--seed_workdirs=W1,W2` (repeats of the same config) it appends each variant's AP across
+the runs and how many of them meet each target.
 """
 from __future__ import annotations
 
+import os
+
+from absl import flags
+
+from lib.common import workdir as wd
 from lib.common.report import results_tool
-from lib.dynamic_detr.reporting import tables, targets
+from lib.dynamic_detr.reporting import seed_table, tables, targets
+
+SEEDS = flags.DEFINE_list("seed_workdirs", None, "Workdirs of repeats of the same config (e.g. "
+                          "other train.seed): appends the AP of every variant across --workdir "
+                          "and these, and how many runs meet each target.")
 
 
 def render(results: dict, config: dict) -> str:
@@ -19,8 +30,15 @@ def render(results: dict, config: dict) -> str:
     sparse = config["sparse"]
     results = {**results, "targets": targets(results["rows"], tuple(sparse["budgets"]),
                                              tuple(sparse["ablations"]))}
-    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
+    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
             f"in {results['wall_s'] / 60:.1f} min (a device shared with other jobs).")
+    if SEEDS.value:
+        runs = [(f"seed {config['train']['seed']}", results)]
+        for w in SEEDS.value:
+            runs.append((f"seed {wd.read_json(os.path.join(w, wd.CONFIG))['train']['seed']}",
+                         wd.read_json(os.path.join(w, wd.RESULTS))))
+        text += "\n\nAP across runs:\n\n" + seed_table(runs)
+    return text
 
 
 if __name__ == "__main__":

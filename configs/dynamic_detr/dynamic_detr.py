@@ -11,14 +11,24 @@ Variants:
           (N = 64 + 16 + 4 = 84 tokens), d = 48, 3 encoder + 3 decoder layers, 16 queries;
           1,000 dense pre-training steps, then 60 fine-tuning steps per variant; budgets
           0.25 / 0.5 and four ablations at 0.25 (about an hour on a shared 2-core CPU).
-          The README's numbers.
+          The README's first table (measured with the earlier holistic design,
+          `sparse.holistic = "kept"`); too short to judge the targets (dense AP 0.03).
+  cpu_long  the CPU regime in which the targets are judged: quick's images and model, with
+          dense pre-training 8× longer (8,000 steps, cosine from 10⁻³) and fine-tunes 5×
+          longer (300 steps each, all from the one pre-trained checkpoint), the in-graph
+          matcher (`loss.matcher = "jax"`, 25 % faster here than the scipy callback), all
+          five ablations, the earlier holistic design as one more row
+          (`sparse.compare_holistic_kept`), and 500 validation images. About 1.5 hours on the
+          shared 2-core CPU.
   gpu     the run on a 7-minute H200 lease: 64×64 images with 1–8 objects of 6 classes,
           3 levels (N = 256 + 64 + 16 = 336 tokens), d = 96, 3+3 layers, 30 queries, batch 32;
           a 340 s wall-clock budget (run.time_budget_s): 35 % to dense pre-training (at most
           20,000 steps, constant learning rate after warm-up), the rest split evenly over the
           12 fine-tunes (dense; top-k / focus / dynamic at 0.25 and 0.5; five ablations at
           0.25; at most 4,000 steps each, at a 5× lower rate), each stopping at the step
-          its share runs out (compilation and evaluation included in the share).
+          its share runs out (compilation and evaluation included in the share). Since the
+          lease: the in-graph matcher and `run.precompile` (every fine-tune's step compiled
+          in a background thread during pre-training; not yet run on a GPU).
   paper   COCO-scale shape for an accelerator (not run here): 512×512 rendered images
           standing in for COCO (swap in lib/detection/coco.py's loader), 4 levels, d = 256,
           6+6 layers, 300 queries, budgets 0.1–0.5.
@@ -29,7 +39,7 @@ from lib.common import config as config_lib
 from lib.common.config import variant_config
 from lib.dynamic_detr.config_schema import validate  # noqa: F401  (used by the config test)
 
-VARIANTS = ("tiny", "quick", "gpu", "paper")
+VARIANTS = ("tiny", "quick", "cpu_long", "gpu", "paper")
 
 
 def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales, batch, val,
@@ -37,7 +47,7 @@ def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales
            focus_w, fine_levels, methods=("topk", "focus", "dynamic"), lr=5e-4, ft_lr=2e-4,
            warmup=200, log_every=50, checkpoint_every=500, eval_batch=64, tp_batch=32, tp_reps=5,
            schedule="cosine", time_budget_s=None, pretrain_fraction=0.4, eval_reserve_s=20.0,
-           keep_checkpoints=2, workers=0, ft_warmup=None):
+           keep_checkpoints=2, workers=0, ft_warmup=None, precompile=False, matcher="scipy"):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.train = config_lib.train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every,
@@ -50,24 +60,45 @@ def _build(*, tag, steps, finetune, image_size, num_classes, max_objects, scales
                    num_queries=queries)
     # matcher: "scipy" (host callback, lib.detection.matching.assign) or "jax" (in-graph,
     # lib.detection.assignment.assign_jax: no callback, so the persistent compile cache works)
-    c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0, "matcher": "scipy"}
+    c.loss = {"class": 2.0, "l1": 5.0, "giou": 2.0, "obj": 1.0, "cd": 1.0, "matcher": matcher}
     c.optim = dict(lr=lr, finetune_lr=ft_lr, weight_decay=1e-4, clip=0.5, warmup=warmup,
                    finetune_warmup=warmup if ft_warmup is None else ft_warmup, schedule=schedule)
     # wall-clock budget (None = off): pre-training stops at the next step after
     # pretrain_fraction of it, each fine-tune after an equal share of what is left minus
     # the expected evaluation time (eval_reserve_s before the first one is measured)
+    # precompile: compile every fine-tune's train step in a background thread during
+    # pre-training, into JAX's persistent cache (compile_cache_dir, default <workdir>/xla_cache),
+    # so a stage's own compile is a cache read (needs matcher "jax")
     c.run = dict(time_budget_s=time_budget_s, pretrain_fraction=pretrain_fraction,
-                 eval_reserve_s=eval_reserve_s)
+                 eval_reserve_s=eval_reserve_s, precompile=precompile, compile_cache_dir=None)
     c.sparse = dict(finetune_steps=finetune, methods=tuple(methods), budgets=tuple(budgets),
                     ablations=tuple(ablations), ablation_budget=ablation_budget,
                     cascade=tuple(cascade), focus_level_weights=tuple(focus_w),
-                    fine_levels=fine_levels, temperature=0.1)
+                    fine_levels=fine_levels, temperature=0.1,
+                    # holistic aggregation of the coarse levels: "context" (dropped tokens
+                    # pooled into one context slot per level) or "kept" (the earlier design:
+                    # spread over the kept tokens); compare_holistic_kept adds a row with
+                    # "kept" at ablation_budget
+                    holistic="context", compare_holistic_kept=False)
     c.eval = dict(batch_size=eval_batch, area_scale=(image_size / 256) ** 2, throughput_batch=tp_batch,
                   throughput_repeats=tp_reps, plots=True)
     return c
 
 
 ALL_ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance")
+
+
+def _cpu_long():
+    c = _build(
+        tag="dynamic_detr_cpu_long", steps=8000, finetune=300, image_size=32, num_classes=4,
+        max_objects=3, scales=(5, 16), batch=16, val=500, widths=(16, 32, 48), dim=48,
+        heads=4, enc=3, dec=3, queries=16, budgets=(0.25, 0.5), ablation_budget=0.25,
+        ablations=ALL_ABLATIONS, cascade=(1.3, 1.0, 0.7), focus_w=(1.0, 1.5, 2.0),
+        fine_levels=1, lr=1e-3, ft_lr=2e-4, warmup=200, log_every=100, checkpoint_every=1000,
+        eval_batch=100)
+    c.loss.matcher = "jax"
+    c.sparse.compare_holistic_kept = True
+    return c
 
 
 def get_config(arg=None):
@@ -84,6 +115,7 @@ def get_config(arg=None):
             heads=4, enc=3, dec=3, queries=16, budgets=(0.25, 0.5), ablation_budget=0.25,
             ablations=("no_density", "no_proximal", "no_holistic", "no_center_distance"), cascade=(1.3, 1.0, 0.7), focus_w=(1.0, 1.5, 2.0),
             fine_levels=1, lr=1e-3, ft_lr=2e-4, warmup=100, log_every=25, checkpoint_every=250),
+        "cpu_long": lambda: _cpu_long(),
         "gpu": lambda: _build(
             tag="dynamic_detr_gpu", steps=20_000, finetune=4_000, image_size=64, num_classes=6,
             max_objects=8, scales=(6, 32), batch=32, val=500, widths=(32, 64, 96), dim=96,
@@ -92,7 +124,7 @@ def get_config(arg=None):
             fine_levels=1, lr=5e-4, ft_lr=1e-4, warmup=300, log_every=100, checkpoint_every=1000,
             eval_batch=100, tp_batch=64, tp_reps=10, schedule="constant", time_budget_s=340.0,
             pretrain_fraction=0.35, eval_reserve_s=15.0, workers=8,
-            ft_warmup=50),
+            ft_warmup=50, precompile=True, matcher="jax"),
         "paper": lambda: _build(
             tag="dynamic_detr_paper", steps=150_000, finetune=30_000, image_size=512,
             num_classes=6, max_objects=30, scales=(8, 256), batch=32, val=5000,

@@ -33,7 +33,7 @@ import optax
 from lib.common import config as config_lib, mesh as mesh_lib, report, train_loop
 from lib.common import workdir as wd
 from lib.detection import coco
-from lib.dynamic_detr import data, evaluate, objectives, prefetch, reporting
+from lib.dynamic_detr import data, evaluate, objectives, precompile, prefetch, reporting
 from lib.dynamic_detr.config_schema import validate
 from lib.dynamic_detr.data import CLASSES
 from lib.dynamic_detr.model import Detector, token_layout
@@ -55,7 +55,7 @@ def variants(config) -> list[Variant]:
     m, s = config.model, config.sparse
     kw = dict(num_blocks=m.enc_layers, num_levels=len(m.widths), cascade=tuple(s.cascade),
               focus_level_weights=tuple(s.focus_level_weights), fine_levels=s.fine_levels,
-              temperature=s.temperature)
+              temperature=s.temperature, holistic=s.holistic)
     def at(b):
         return [Variant(f"{meth}_{b:g}", meth, b, "none", make_spec(meth, b, **kw),
                         meth == "dynamic" and config.loss.cd > 0) for meth in s.methods]
@@ -63,8 +63,13 @@ def variants(config) -> list[Variant]:
     ablations = [Variant(f"dynamic_{a}_{s.ablation_budget:g}", "dynamic", s.ablation_budget, a,
                          make_spec("dynamic", s.ablation_budget, ablation=a, **kw),
                          a != "no_center_distance" and config.loss.cd > 0) for a in s.ablations]
+    if s.compare_holistic_kept:           # the earlier holistic design, as a design comparison
+        ablations.append(Variant(f"dynamic_holistic_kept_{s.ablation_budget:g}", "dynamic",
+                                 s.ablation_budget, "holistic_kept",
+                                 make_spec("dynamic", s.ablation_budget, **{**kw, "holistic": "kept"}),
+                                 config.loss.cd > 0))
     # run order (what a cut-short run has measured): the comparison at every budget, then
-    # the ablations
+    # the ablations (and the holistic design comparison)
     out = [Variant("dense", "dense", 1.0, "none", EncoderSpec(), False)]
     for b in s.budgets:
         out += at(b)
@@ -138,6 +143,26 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
         return {k: b[k][rows] for k in ("images", "boxes", "labels", "valid")}
 
     return train_loop.Task(init_state, train_step, batch_fn, bs)
+
+
+def finetune_task(config, v: Variant, dense_params, batches=None) -> train_loop.Task:
+    """The fine-tune task of variant `v` from `dense_params` (also the centre-distance
+    teacher when `v.cd`)."""
+    return make_task(config, v.spec, init_params=dense_params,
+                     teacher=dense_params if v.cd else None, lr=config.optim.finetune_lr,
+                     steps=config.sparse.finetune_steps, batches=batches)
+
+
+def start_precompile(config, workdir: str, mesh) -> precompile.Precompiler:
+    """`run.precompile`: turn the persistent compilation cache on (`run.compile_cache_dir`,
+    default `<workdir>/xla_cache`) and compile every fine-tune stage's train step in a
+    background thread (placeholder zero parameters: a step depends on their shapes only)."""
+    precompile.enable_cache(config.run.compile_cache_dir or os.path.join(workdir, "xla_cache"))
+    size = config.data.image_size
+    zeros = jax.tree.map(jnp.zeros_like, jax.eval_shape(
+        detector(config).init, jax.random.key(0), jnp.zeros((1, size, size, 3))))
+    return precompile.Precompiler({v.name: finetune_task(config, v, zeros) for v in variants(config)},
+                                  mesh, config.train.seed)
 
 
 def _loop(config, steps: int) -> train_loop.LoopConfig:
@@ -248,9 +273,12 @@ def _train_and_evaluate(config, workdir: str, batches):
     # the `run` block (wall-clock budget) says how long to run, not what to compute, so, like
     # train.num_steps, a rerun may change it: it is kept out of config.json (the identity
     # that `wd.prepare` checks on resume) and recorded in results.json["budget"]
+    # sparse.holistic / compare_holistic_kept were added after the first runs: a workdir
+    # made before them ran the "kept" design without the comparison row
     wd.prepare(workdir, {k: v for k, v in config_lib.to_json_dict(config).items() if k != "run"},
-               primary=primary)
+               primary=primary, added={"sparse.holistic": "kept", "sparse.compare_holistic_kept": False})
     runs_dir = os.path.join(workdir, "runs")
+    pre = start_precompile(config, workdir, mesh) if config.run.precompile else None
 
     dense_task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=config.train.num_steps,
                            batches=batches)
@@ -292,9 +320,8 @@ def _train_and_evaluate(config, workdir: str, batches):
     results = summary()
     write(results)
     for i, v in enumerate(todo):
-        task = make_task(config, v.spec, init_params=dense_params,
-                         teacher=dense_params if v.cd else None, lr=config.optim.finetune_lr,
-                         steps=config.sparse.finetune_steps, batches=batches)
+        task = finetune_task(config, v, dense_params, batches)
+        compiled_s = pre.wait(v.name) if pre is not None else None
         deadline = finetune_deadline(end, time.time(), len(todo) - i, eval_s)
         if not finetune_fits(end, time.time(), eval_s):
             print(f"time budget spent: {', '.join(t.name for t in todo[i:])} not run", flush=True)
@@ -313,6 +340,8 @@ def _train_and_evaluate(config, workdir: str, batches):
                                      repeats=config.eval.throughput_repeats)
         eval_s = time.time() - t_eval     # the next share leaves room for an evaluation this long
         stages[v.name]["eval_s"] = eval_s
+        if compiled_s is not None:
+            stages[v.name]["precompile_s"] = compiled_s
         counts = v.spec.counts(n, config.model.enc_layers)
         rows.append({"name": v.name, "method": v.method, "budget": v.budget, "ablation": v.ablation,
                      "tokens_per_block": list(counts), "mean_keep": float(np.mean(counts) / n),

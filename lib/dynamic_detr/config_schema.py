@@ -7,9 +7,10 @@ from lib.common import config as config_lib
 from lib.common.config import (Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Optional,
                                Rule, Str)
 from lib.dynamic_detr.data import CLASSES
-from lib.dynamic_detr.spec import METHODS
+from lib.dynamic_detr.spec import HOLISTIC, METHODS
 
-ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance")
+ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance",
+             "no_unmerge", "no_aggregation")
 
 SCHEMA: dict[str, Rule] = {
     **config_lib.TRAIN_SCHEMA,
@@ -46,6 +47,8 @@ SCHEMA: dict[str, Rule] = {
     "run.time_budget_s": Optional(Float(lo=0.0, lo_open=True)),
     "run.pretrain_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "run.eval_reserve_s": Float(lo=0.0),
+    "run.precompile": Bool(),
+    "run.compile_cache_dir": Optional(Str(allow_empty=False)),
     "sparse.finetune_steps": Int(lo=1),
     "sparse.methods": Names(tuple(m for m in METHODS if m != "dense")),
     "sparse.budgets": Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True),
@@ -55,6 +58,8 @@ SCHEMA: dict[str, Rule] = {
     "sparse.focus_level_weights": Floats(lo=0.0, lo_open=True),
     "sparse.fine_levels": Int(lo=0),
     "sparse.temperature": Float(lo=0.0, lo_open=True),
+    "sparse.holistic": Choice(HOLISTIC),
+    "sparse.compare_holistic_kept": Bool(),
     "eval.batch_size": Int(lo=1),
     "eval.area_scale": Float(lo=0.0, lo_open=True),
     "eval.throughput_batch": Int(lo=1),
@@ -91,11 +96,18 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
         bad("sparse.fine_levels", c.sparse.fine_levels, f"at most the {levels} levels")
     if max(c.sparse.budgets) * max(c.sparse.cascade) > 1.0 + 1e-9:
         bad("sparse.budgets", tuple(c.sparse.budgets), "budget × largest cascade factor must be <= 1")
+    if c.sparse.compare_holistic_kept and c.sparse.holistic == "kept":
+        bad("sparse.compare_holistic_kept", True, "the full method already uses sparse.holistic = 'kept'")
+    if c.sparse.compare_holistic_kept and "dynamic" not in c.sparse.methods:
+        bad("sparse.compare_holistic_kept", True, "it needs 'dynamic' in sparse.methods")
     if c.sparse.ablations and "dynamic" not in c.sparse.methods:
         bad("sparse.ablations", tuple(c.sparse.ablations), "ablations need 'dynamic' in sparse.methods")
     if c.run.time_budget_s is not None and c.optim.schedule != "constant":
         bad("optim.schedule", c.optim.schedule, "a run with run.time_budget_s needs the 'constant' "
             "schedule (a cosine cut short by the budget would never decay)")
+    if c.run.precompile and c.loss.matcher != "jax":
+        bad("run.precompile", True, "it needs loss.matcher = 'jax' (JAX does not cache steps with "
+            "the scipy host callback)")
     if c.data.batch_size % max(c.mesh.data, 1):
         bad("data.batch_size", c.data.batch_size, f"it must be divisible by mesh.data = {c.mesh.data}")
 

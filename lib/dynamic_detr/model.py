@@ -9,8 +9,8 @@ tokens of width D (level-major, row-major within a level); Q object queries; C c
   (log token size added to the keys' logits, so a merged token counts as many tokens).
   The decoder always sees all N positions: a kept token's memory is its own output; an
   aggregated token's memory is its backbone feature plus the updates of the kept token it
-  was merged into (an "unmerge", Eq. D5 of the README); a dropped token keeps its backbone
-  feature (as in Sparse DETR).
+  was merged into (an "unmerge", Eq. D5 of the README; for a token pooled into a context
+  slot, that slot's update); a dropped token keeps its backbone feature (as in Sparse DETR).
 * Decoder: post-norm DETR decoder with learned reference points and iterative box
   refinement (Deformable DETR's convergence aid, with plain cross-attention), outputs of
   every layer returned for auxiliary losses.
@@ -169,8 +169,8 @@ class Detector(nn.Module):
     # ------------------------------------------------------------------ encoder
     def encode(self, x0, pos):
         """The encoder of variant `spec`: x0, pos (B, N, D) -> dict(memory (B, N, D),
-        scores [(logits (B, K_b), orig (B, K_b)) per block], tokens (B, K_L, D),
-        ptr (B, N) final slot of each original token or -1, size (B, K_L))."""
+        scores [(logits (B, K_b), orig (B, K_b)) per block; orig -1 marks a context slot],
+        tokens (B, K_L, D), ptr (B, N) final slot of each original token or -1, size (B, K_L))."""
         spec, b, n = self.spec, x0.shape[0], x0.shape[1]
         counts = spec.counts(n, self.enc_layers)
         score = self.score0(x0)
@@ -191,20 +191,43 @@ class Detector(nn.Module):
                     score = s_b
             k = counts[blk]
             if spec.method != "dense" and (blk == 0 or k < x.shape[1] or spec.rescore):
+                # context slots (holistic aggregation) only where this block drops tokens;
+                # they take their place in the block's budget k
+                modes = (spec.modes if k < x.shape[1]
+                         else tuple("drop" if md == "context" else md for md in spec.modes))
+                ctx = tk.context_levels(modes)
+                k_sel = k - len(ctx)
+                if k_sel < 1:
+                    raise ValueError(f"block {blk} keeps {k} tokens, too few for {len(ctx)} "
+                                     "context slots and one kept token")
                 valid = jnp.ones(lvl.shape, bool)
-                quota = tk.level_quota(jax.nn.sigmoid(score), lvl, valid, k, self.num_levels,
+                quota = tk.level_quota(jax.nn.sigmoid(score), lvl, valid, k_sel, self.num_levels,
                                        spec.allocation, spec.level_weights or None)
-                idx = tk.select(score, lvl, valid, quota, k)
-                rows = self._holistic_rows(spec.modes) if blk == 0 else None
-                x, size, hmap = tk.merge_tokens(idx, lvl, ctr, x, size, spec.modes,
-                                                spec.temperature, rows)
+                idx = tk.select(score, lvl, valid, quota, k_sel)
+                rows = self._holistic_rows(modes) if blk == 0 else None
+                x, new_size, hmap = tk.merge_tokens(idx, lvl, ctr, x, size, modes,
+                                                    spec.temperature, rows)
                 ptr = tk.compose_pointer(ptr, hmap)
                 take = lambda t: jnp.take_along_axis(t, idx if t.ndim == 2 else idx[..., None], 1)
-                p, lvl, ctr, orig, score = take(p), take(lvl), take(ctr), take(orig), take(score)
-            x_out = self.blocks[blk](x, p, jnp.log(size))
+                if ctx:                   # context slots: members' mean position and score,
+                    tail = lambda t: tk.slot_mean(t, hmap, size, k)[:, k_sel:]   # no origin
+                    p, ctr, score = (jnp.concatenate([take(t), tail(t)], 1) for t in (p, ctr, score))
+                    lvl = jnp.concatenate([take(lvl), jnp.broadcast_to(jnp.asarray(ctx, lvl.dtype),
+                                                                       (b, len(ctx)))], 1)
+                    orig = jnp.concatenate([take(orig), jnp.full((b, len(ctx)), -1, orig.dtype)], 1)
+                else:
+                    p, lvl, ctr, orig, score = take(p), take(lvl), take(ctr), take(orig), take(score)
+                size = new_size
+            # proportional attention; an empty context slot (size 0) gets no attention
+            log_size = jnp.where(size > 0, jnp.log(jnp.maximum(size, 1e-30)), -jnp.inf)
+            x_out = self.blocks[blk](x, p, log_size)
             if spec.method != "dense":
-                delta = jnp.take_along_axis(x_out - x, jnp.maximum(ptr, 0)[..., None], 1)
-                acc = acc + delta * (ptr >= 0)[..., None]
+                at = jnp.maximum(ptr, 0)
+                delta = jnp.take_along_axis(x_out - x, at[..., None], 1)
+                gets = ptr >= 0
+                if not spec.unmerge:      # only a token still in its own slot gets the update
+                    gets = gets & (jnp.take_along_axis(orig, at, 1) == jnp.arange(n))
+                acc = acc + delta * gets[..., None]
             x = x_out
         memory = x if spec.method == "dense" else x0 + acc
         return {"memory": memory, "scores": scores, "tokens": x, "ptr": ptr, "size": size}

@@ -2,7 +2,8 @@
 the importance scores, and the centre-distance regulariser (Eq. D6 of the README).
 
     L = Σ_layers [w_cls·focal + w_l1·L1 + w_giou·(1 − GIoU)]      (Hungarian-matched per layer)
-      + w_obj · BCE(importance logits, token centre inside a ground-truth box)
+      + w_obj · BCE(importance logits, token centre inside a ground-truth box; 0 for a
+                    context slot, which pools dropped tokens)
       + λ_cd · Σ_k n_k ‖x_k − c_k‖² / (D Σ_k n_k),  c_k = mean of the dense teacher's
         memory over the n_k original tokens whose final slot is k.
 """
@@ -24,6 +25,13 @@ def foreground(centre, gt_boxes, valid):
     g = gt_boxes[:, None, :, :]
     inside = (jnp.abs(c - g[..., :2]) <= g[..., 2:] / 2).all(-1) & valid[:, None, :]
     return inside.any(-1).astype(jnp.float32)
+
+
+def objectness_target(fg, orig):
+    """Target (B, K) of the current tokens' scores: fg (B, N) of the original token each
+    stands for (orig (B, K)); 0 for a context slot (orig -1), which pools dropped tokens."""
+    padded = jnp.pad(fg, ((0, 0), (0, 1)))
+    return jnp.take_along_axis(padded, jnp.where(orig < 0, fg.shape[1], orig), 1)
 
 
 def center_distance(tokens_final, ptr, teacher_memory):
@@ -60,7 +68,7 @@ def detection_loss(out, batch, centre, w: dict, teacher_memory=None, matcher: st
     fg = foreground(centre, batch["boxes"], batch["valid"])
     obj = 0.0
     for s, orig in out["scores"]:
-        obj = obj + optax.sigmoid_binary_cross_entropy(s, jnp.take_along_axis(fg, orig, 1)).mean()
+        obj = obj + optax.sigmoid_binary_cross_entropy(s, objectness_target(fg, orig)).mean()
     parts["obj"] = obj / len(out["scores"])
     parts["cd"] = (center_distance(out["tokens"], out["ptr"], teacher_memory)
                    if teacher_memory is not None else jnp.zeros(()))

@@ -4,6 +4,9 @@ from __future__ import annotations
 from lib.common import plotting
 from lib.common.report import cell
 
+# rows of a design alternative of the full method (not an ablation: no target on them)
+ALTERNATIVES = ("holistic_kept",)
+
 
 def _find(rows, method, budget=None, ablation="none"):
     for r in rows:
@@ -41,7 +44,7 @@ def targets(rows: list[dict], budgets: tuple[float, ...], ablations: tuple[str, 
               "dense_AP": dense["AP"]}
     abl = []
     for r in rows:
-        if r["ablation"] != "none":
+        if r["ablation"] not in ("none",) + ALTERNATIVES:
             full = _find(rows, "dynamic", r["budget"])
             if full:
                 abl.append({"ablation": r["ablation"], "AP": r["AP"], "full_AP": full["AP"],
@@ -85,6 +88,11 @@ def tables(results: dict) -> str:
               f"- dense AP ({cell(t2['dense_AP'], 3, 'f')}) with ≥ 30 % fewer encoder FLOPs: "
               f"{word(t2)} ({sav})",
               f"- every ablation costs AP: {word(t3, 'per_ablation')} ({ab}{full})",
+              *[f"- design comparison: {r['name']} (holistic aggregation into the kept tokens, "
+                f"the earlier design) AP {r['AP']:.3f} against the full method's "
+                f"{_find(results['rows'], 'dynamic', r['budget'])['AP']:.3f}"
+                for r in results["rows"] if r["ablation"] in ALTERNATIVES
+                and _find(results["rows"], "dynamic", r["budget"])],
               f"- pretrained dense checkpoint before fine-tuning: AP {results['pretrained_dense']['AP']:.3f}; "
               f"N = {results['tokens']} tokens"]
     pre = results.get("stages", {}).get("pretrain")
@@ -115,3 +123,53 @@ def plot(rows: list[dict], path: str) -> str:
               if r["method"] == "dense" or r["ablation"] != "none"}
     return plotting.curves_and_points(path, curves=curves, points=points, xlabel="encoder MFLOPs per image",
                                       ylabel="COCO AP", title="AP vs encoder FLOPs", logx=False)
+
+
+def seed_table(runs: list[tuple[str, dict]]) -> str:
+    """AP of every variant across repeated runs (label, results.json) of one config: one
+    column per run, mean and sample standard deviation, then how many runs satisfy each
+    target (dynamic ≥ top-k per budget, each ablation below the full method) and the
+    design comparison. Variants follow the first run's row order; a variant a run lacks
+    is shown as –."""
+    import numpy as np
+
+    names = [r["name"] for r in runs[0][1]["rows"]]
+    for _, res in runs[1:]:
+        names += [r["name"] for r in res["rows"] if r["name"] not in names]
+    ap = {n: [next((r["AP"] for r in res["rows"] if r["name"] == n), None) for _, res in runs]
+          for n in names}
+    lines = ["| variant | " + " | ".join(label for label, _ in runs) + " | mean | sd |",
+             "|---|" + "---|" * (len(runs) + 2)]
+    for n in names:
+        got = [a for a in ap[n] if a is not None]
+        sd = f"{np.std(got, ddof=1):.3f}" if len(got) > 1 else "–"
+        lines.append(f"| {n} | " + " | ".join(cell(a, 3, "f") if a is not None else "–" for a in ap[n])
+                     + f" | {np.mean(got):.3f} | {sd} |")
+
+    def compare(a, b, better):
+        pairs = [(x, y) for x, y in zip(ap.get(a, []), ap.get(b, [])) if x is not None and y is not None]
+        k = sum(better(x, y) for x, y in pairs)
+        diff = np.mean([x - y for x, y in pairs]) if pairs else float("nan")
+        return k, len(pairs), diff
+
+    first = {r["name"]: r for r in runs[0][1]["rows"]}
+    lines.append("")
+    for n, r in first.items():
+        if r["method"] == "dynamic" and r["ablation"] == "none" and f"topk_{r['budget']:g}" in ap:
+            k, m, d = compare(n, f"topk_{r['budget']:g}", lambda x, y: x >= y)
+            lines.append(f"- dynamic ≥ top-k at ρ={r['budget']:g}: {k} of {m} runs "
+                         f"(mean AP difference {d:+.3f})")
+    for n in names:
+        r = next((x for _, res in runs for x in res["rows"] if x["name"] == n), None)
+        if r is None or r["ablation"] == "none":
+            continue
+        full = f"dynamic_{r['budget']:g}"
+        if r["ablation"] in ALTERNATIVES:
+            k, m, d = compare(full, n, lambda x, y: x >= y)
+            lines.append(f"- design comparison, full method ≥ {n}: {k} of {m} runs "
+                         f"(mean AP difference {d:+.3f})")
+        else:
+            k, m, d = compare(n, full, lambda x, y: x < y)
+            lines.append(f"- {r['ablation']} costs AP: {k} of {m} runs "
+                         f"(mean AP difference ablation − full {d:+.3f})")
+    return "\n".join(lines)

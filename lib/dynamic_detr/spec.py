@@ -8,7 +8,10 @@
               of shrinking keep counts over blocks, no aggregation.
     dynamic   ours (the paper's method as designed here): per-level quotas from the
               importance mass, re-scoring in every block, proximal aggregation at the
-              fine levels, holistic at the coarse ones, centre-distance regulariser.
+              fine levels, holistic at the coarse ones (`holistic="context"`: each coarse
+              level's dropped tokens pooled into one context slot within the budget;
+              `"kept"`: the earlier design, spread over the level's kept tokens by feature
+              similarity), centre-distance regulariser.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import dataclasses
 from lib.dynamic_detr import tokens
 
 METHODS = ("dense", "topk", "focus", "dynamic")
+HOLISTIC = ("context", "kept")        # holistic aggregation: into a context slot / into kept tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +33,7 @@ class EncoderSpec:
     topdown: bool = False                 # Focus-DETR top-down score modulation
     level_weights: tuple[float, ...] = () # for allocation "fixed"
     temperature: float = 0.1              # holistic soft-assignment temperature
+    unmerge: bool = True                  # D5: merged tokens' memory gets their slot's updates
 
     def counts(self, n: int, num_blocks: int) -> tuple[int, ...]:
         if self.method == "dense":
@@ -43,12 +48,16 @@ class EncoderSpec:
 
 def make_spec(method: str, budget: float, *, num_blocks: int, num_levels: int,
               cascade: tuple[float, ...], focus_level_weights: tuple[float, ...],
-              fine_levels: int, ablation: str = "none", temperature: float = 0.1) -> EncoderSpec:
+              fine_levels: int, ablation: str = "none", temperature: float = 0.1,
+              holistic: str = "context") -> EncoderSpec:
     """The spec of `method` at mean keep ratio `budget`; `cascade` (one factor per block,
     mean 1) shapes the per-block counts of focus/dynamic so that all methods process the
     same mean number of tokens per block. `ablation` removes one part of `dynamic`:
     "no_density" (same ratio at every level), "no_proximal" / "no_holistic" (drop instead
-    of aggregating), "no_rescore" (scores of block 0 reused); "no_center_distance" is a
+    of aggregating), "no_aggregation" (both), "no_rescore" (scores of block 0 reused),
+    "no_unmerge" (a merged
+    token's decoder memory keeps its backbone feature, as a dropped one's does);
+    "no_center_distance" is a
     loss weight, handled by the trainer."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
@@ -61,17 +70,21 @@ def make_spec(method: str, budget: float, *, num_blocks: int, num_levels: int,
     if method == "focus":
         return EncoderSpec("focus", casc, "fixed", ("drop",) * num_levels, topdown=True,
                            level_weights=tuple(focus_level_weights))
-    modes = tuple("proximal" if l < fine_levels else "holistic" for l in range(num_levels))
+    coarse = "context" if holistic == "context" else "holistic"
+    modes = tuple("proximal" if l < fine_levels else coarse for l in range(num_levels))
     allocation, rescore = "mass", True
     if ablation == "no_density":
         allocation = "count"
     elif ablation == "no_proximal":
         modes = tuple("drop" if m == "proximal" else m for m in modes)
     elif ablation == "no_holistic":
-        modes = tuple("drop" if m == "holistic" else m for m in modes)
+        modes = tuple("drop" if m == coarse else m for m in modes)
+    elif ablation == "no_aggregation":
+        modes = ("drop",) * num_levels
     elif ablation == "no_rescore":
         rescore = False
-    elif ablation not in ("none", "no_center_distance"):
+    elif ablation not in ("none", "no_center_distance", "no_unmerge"):
         raise ValueError(f"unknown ablation {ablation!r}")
     assert all(m in tokens.MODES for m in modes)
-    return EncoderSpec("dynamic", casc, allocation, modes, rescore=rescore, temperature=temperature)
+    return EncoderSpec("dynamic", casc, allocation, modes, rescore=rescore, temperature=temperature,
+                       unmerge=ablation != "no_unmerge")

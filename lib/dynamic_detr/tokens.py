@@ -13,9 +13,13 @@ and return `K_out` (static) kept tokens, so they run under `jit`:
   filled by global score (`lax.top_k` over a priority, so the count is static).
 * `merge_matrix` — the (K_in, K_out) aggregation matrix M: a kept token maps to its own
   slot; a dropped token of a level in mode `"proximal"` maps (hard) to the spatially
-  nearest kept token of its level (Eq. D2), in mode `"holistic"` it is spread (soft,
-  rows summing to 1) over all kept tokens of its level by feature similarity (Eq. D3), in
-  mode `"drop"` its row is zero (discarded, as in Sparse DETR / Focus-DETR).
+  nearest kept token of its level (Eq. D2); in mode `"context"` (holistic aggregation,
+  Eq. D3) it maps (hard) to its level's context slot, one extra output slot per context
+  level after the K_sel kept ones (K_out = K_sel + #context levels), which pools all the
+  level's dropped tokens across the whole map; in mode `"holistic"` (the earlier design,
+  kept as `sparse.holistic = "kept"`) it is spread (soft, rows summing to 1) over all kept
+  tokens of its level by feature similarity (Eq. D3'); in mode `"drop"` its row is zero
+  (discarded, as in Sparse DETR / Focus-DETR).
 * `aggregate` — size-weighted merge x' = Mᵀ(s⊙x) / Mᵀs, s' = Mᵀs (ToMe-style token
   sizes). With rows of M summing to 1 the total size Σs is conserved.
 
@@ -30,8 +34,21 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-MODES = ("drop", "proximal", "holistic")
+MODES = ("drop", "proximal", "holistic", "context")
 ALLOCATIONS = ("global", "mass", "count", "fixed")
+
+
+def context_levels(modes: tuple[str, ...]) -> tuple[int, ...]:
+    """The levels in mode "context", in order: context slot j pools level context_levels[j]."""
+    return tuple(l for l, m in enumerate(modes) if m == "context")
+
+
+def _context_slot(level, modes, k_sel: int):
+    """Output slot (B, K_in) of each token's level context slot (k_sel + j), k_sel for
+    levels without one (only read where the level is in mode "context")."""
+    ctx = context_levels(modes)
+    table = jnp.asarray([k_sel + ctx.index(l) if l in ctx else k_sel for l in range(len(modes))])
+    return table[level]
 
 
 def level_quota(prob, level, valid, k: int, num_levels: int, allocation: str,
@@ -88,10 +105,11 @@ def merge_matrix(idx, level, centre, feat, modes: tuple[str, ...], valid, temper
     valid (B, K_in) bool (invalid rows are zero).
     """
     b, k_in = level.shape
-    k_out = idx.shape[1]
+    k_sel = idx.shape[1]
+    k_out = k_sel + len(context_levels(modes))
     bi = jnp.arange(b)[:, None]
     kept = jnp.zeros((b, k_in), bool).at[bi, idx].set(True)
-    slot = jnp.zeros((b, k_in), jnp.int32).at[bi, idx].set(jnp.arange(k_out, dtype=jnp.int32))
+    slot = jnp.zeros((b, k_in), jnp.int32).at[bi, idx].set(jnp.arange(k_sel, dtype=jnp.int32))
     own = jax.nn.one_hot(slot, k_out) * kept[..., None]
 
     k_level = jnp.take_along_axis(level, idx, -1)                         # (B, K_out)
@@ -105,10 +123,13 @@ def merge_matrix(idx, level, centre, feat, modes: tuple[str, ...], valid, temper
     k_f = jnp.take_along_axis(f, idx[..., None], 1)
     sim = jnp.einsum("bid,bkd->bik", f, k_f) / temperature
     holistic = jax.nn.softmax(jnp.where(allowed, sim, -1e9), -1)
+    holistic = jnp.pad(holistic, ((0, 0), (0, 0), (0, k_out - k_sel)))
+    context = jax.nn.one_hot(_context_slot(level, modes, k_sel), k_out)
 
     mode_id = jnp.asarray([MODES.index(m) for m in modes])[level]          # (B, K_in)
     dropped_row = jnp.where((mode_id == 1)[..., None], proximal,
-                            jnp.where((mode_id == 2)[..., None], holistic, 0.0))
+                            jnp.where((mode_id == 2)[..., None], holistic,
+                                      jnp.where((mode_id == 3)[..., None], context, 0.0)))
     m = jnp.where(kept[..., None], own, dropped_row)
     return m * valid[..., None]
 
@@ -135,23 +156,25 @@ def compose_pointer(ptr, hmap):
 def merge_tokens(idx, level, centre, x, size, modes: tuple[str, ...], temperature: float = 0.1,
                  holistic_rows: tuple[int, int] | None = None):
     """`aggregate(merge_matrix(...), x, size)` plus `hard_map`, without dense matmuls for
-    hard rows. holistic_rows: a static row range that holds every token of the holistic
-    levels (None: all rows). Returns (x' (B, K_out, D), size' (B, K_out), hmap (B, K_in))."""
+    hard rows. holistic_rows: a static row range that holds every token of the "holistic"
+    levels (None: all rows). K_out = K_sel (= idx.shape[1]) + one context slot per
+    "context" level. Returns (x' (B, K_out, D), size' (B, K_out), hmap (B, K_in))."""
     b, k_in = level.shape
-    k_out = idx.shape[1]
+    k_sel = idx.shape[1]
+    k_out = k_sel + len(context_levels(modes))
     bi = jnp.arange(b)[:, None]
     kept = jnp.zeros((b, k_in), bool).at[bi, idx].set(True)
-    slot = jnp.zeros((b, k_in), jnp.int32).at[bi, idx].set(jnp.arange(k_out, dtype=jnp.int32))
+    slot = jnp.zeros((b, k_in), jnp.int32).at[bi, idx].set(jnp.arange(k_sel, dtype=jnp.int32))
     k_level = jnp.take_along_axis(level, idx, -1)
     mode_id = jnp.asarray([MODES.index(m) for m in modes])[level]
-    hard = kept | (mode_id == 1)
-    dest = slot
+    hard = kept | (mode_id == 1) | (mode_id == 3)
+    dest = jnp.where(kept | (mode_id != 3), slot, _context_slot(level, modes, k_sel))
     if "proximal" in modes:
         same = level[..., None] == k_level[:, None, :]
         allowed = jnp.where(same.any(-1, keepdims=True), same, True)
         k_centre = jnp.take_along_axis(centre, idx[..., None], 1)
         d2 = ((centre[:, :, None, :] - k_centre[:, None, :, :]) ** 2).sum(-1)
-        dest = jnp.where(kept, slot, jnp.argmin(jnp.where(allowed, d2, jnp.inf), -1))
+        dest = jnp.where(kept | (mode_id != 1), dest, jnp.argmin(jnp.where(allowed, d2, jnp.inf), -1))
     w = (size * hard)[..., None]
     num = jnp.zeros((b, k_out, x.shape[-1]), x.dtype).at[bi, dest].add(w * x)
     new_size = jnp.zeros((b, k_out), x.dtype).at[bi, dest].add(size * hard)
@@ -166,8 +189,22 @@ def merge_tokens(idx, level, centre, x, size, modes: tuple[str, ...], temperatur
         kx = jnp.take_along_axis(x, idx[..., None], 1)
         kf = kx / (jnp.linalg.norm(kx, axis=-1, keepdims=True) + 1e-6)
         p = jax.nn.softmax(jnp.where(allowed, jnp.einsum("bid,bkd->bik", f, kf) / temperature, -1e9), -1)
-        p = p * (soft * size[:, lo:hi])[..., None]
+        p = jnp.pad(p * (soft * size[:, lo:hi])[..., None], ((0, 0), (0, 0), (0, k_out - k_sel)))
         num = num + jnp.einsum("bik,bid->bkd", p, x[:, lo:hi])
         new_size = new_size + p.sum(1)
         hmap = hmap.at[:, lo:hi].set(jnp.where(soft, jnp.argmax(p, -1), hmap[:, lo:hi]))
     return num / jnp.maximum(new_size, 1e-9)[..., None], new_size, hmap.astype(jnp.int32)
+
+
+def slot_mean(values, hmap, size, k_out: int):
+    """Size-weighted mean of `values` (B, K_in, ...) over the input tokens whose hard
+    destination `hmap` (B, K_in; -1 = none) is each output slot -> (B, K_out, ...); 0 for
+    an empty slot. Gives a context slot its position embedding, centre and carried score."""
+    b = hmap.shape[0]
+    w = size * (hmap >= 0)
+    wv = w.reshape(w.shape + (1,) * (values.ndim - 2))
+    dest = jnp.maximum(hmap, 0)
+    bi = jnp.arange(b)[:, None]
+    num = jnp.zeros((b, k_out) + values.shape[2:], values.dtype).at[bi, dest].add(wv * values)
+    den = jnp.zeros((b, k_out), values.dtype).at[bi, dest].add(w)
+    return num / jnp.maximum(den, 1e-9).reshape(den.shape + (1,) * (values.ndim - 2))

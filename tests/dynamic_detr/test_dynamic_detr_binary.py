@@ -2,7 +2,8 @@
 
 The binary pre-trains, fine-tunes the dense and the dynamic encoder, evaluates them and
 writes the table, the plot and every stage's record; the same command again restores every
-stage from its checkpoint without training and reproduces the rows. (The wall-clock
+stage from its checkpoint without training and reproduces the rows. It runs with the in-graph
+matcher and `run.precompile` (fine-tune steps compiled ahead into `<workdir>/xla_cache`). (The wall-clock
 budget's stop, record and resume are tested in test_dynamic_detr_budget.py.) Subprocesses
 run with XLA's backend optimisation off (compiles dominate this test; the numbers computed
 are the same).
@@ -16,8 +17,10 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# with the in-graph matcher and run.precompile: the fine-tune steps are compiled in a
+# background thread during pre-training and each stage's own compile is a cache read
 MICRO = ["--config=configs/dynamic_detr/dynamic_detr.py:tiny", "--config.sparse.methods=('dynamic',)",
-         "--config.sparse.ablations=()"]
+         "--config.sparse.ablations=()", "--config.loss.matcher=jax", "--config.run.precompile=True"]
 
 
 def _main(workdir):
@@ -43,6 +46,8 @@ def test_binary_trains_evaluates_and_a_rerun_resumes_without_retraining(tmp_path
     assert res["budget"]["time_budget_s"] is None and res["budget"]["stopped_by_budget"] == []
     assert {k: (v["resumed_from"], v["steps"]) for k, v in res["stages"].items()} == {
         "pretrain": (0, 2), "dense": (0, 1), "dynamic_0.5": (0, 1)}
+    assert all(res["stages"][k]["precompile_s"] > 0 for k in ("dense", "dynamic_0.5"))
+    assert os.listdir(os.path.join(wd, "xla_cache"))
     for r in res["rows"]:
         assert r["finetune_steps"] == 1 and 0.0 <= r["AP"] <= 1.0
         assert r["encoder_gflops"] > 0 and r["images_per_s"] > 0

@@ -19,9 +19,15 @@ def test_variants_share_the_mean_token_budget():
         assert abs(sum(counts) / len(counts) - v.budget * n) <= 1.0, (v.name, counts)
         assert v.cd == (v.method == "dynamic" and v.ablation != "no_center_distance")
     modes = {v.name: v.spec.modes for v in vs}
-    assert modes["dynamic_0.25"] == ("proximal", "holistic", "holistic")
-    assert modes["dynamic_no_proximal_0.25"] == ("drop", "holistic", "holistic")
+    assert modes["dynamic_0.25"] == ("proximal", "context", "context")
+    assert modes["dynamic_no_proximal_0.25"] == ("drop", "context", "context")
+    assert modes["dynamic_no_holistic_0.25"] == ("proximal", "drop", "drop")
     assert modes["topk_0.25"] == ("drop",) * 3
+    assert "dynamic_holistic_kept_0.25" not in modes
+    config.sparse.compare_holistic_kept = True            # the earlier design as one more row
+    last = train.variants(config)[-1]
+    assert (last.name, last.ablation, last.spec.modes, last.cd) == (
+        "dynamic_holistic_kept_0.25", "holistic_kept", ("proximal", "holistic", "holistic"), True)
 
 
 def _row(name, method, budget, ap, gflops, ablation="none"):
@@ -38,6 +44,18 @@ def test_targets_logic():
     assert t["dynamic_ge_topk"]["met"]
     assert t["flops_saving_at_dense_ap"]["met"] and t["flops_saving_at_dense_ap"]["saving"] == pytest.approx(0.35)
     assert not t["ablations_cost_ap"]["met"]                          # no_holistic is better
+    # a design alternative is not an ablation: no target on it, reported on its own line
+    alt = _row("dynamic_holistic_kept_0.25", "dynamic", 0.25, 0.47, 5.0, "holistic_kept")
+    t_alt = reporting.targets(rows[:-1] + [alt], (0.25, 0.5))
+    assert t_alt["ablations_cost_ap"]["met"]
+    assert [a["ablation"] for a in t_alt["ablations_cost_ap"]["per_ablation"]] == ["no_proximal"]
+    for r in rows[:-1] + [alt]:
+        r.update(AP50=0.5, AP75=0.4, AP_S=0.1, AP_M=0.2, AP_L=0.3, mean_keep=r["budget"],
+                 tokens_per_block=[1], images_per_s=100.0)
+    text = reporting.tables({"rows": rows[:-1] + [alt], "targets": t_alt,
+                             "pretrained_dense": {"AP": 0.3}, "tokens": 84})
+    assert ("design comparison: dynamic_holistic_kept_0.25 (holistic aggregation into the kept "
+            "tokens, the earlier design) AP 0.470 against the full method's 0.450") in text
     rows[4]["AP"] = 0.48                                              # below top-k and dense now
     t = reporting.targets(rows, (0.25, 0.5))
     assert not t["dynamic_ge_topk"]["met"] and not t["flops_saving_at_dense_ap"]["met"]
@@ -57,6 +75,8 @@ def test_targets_logic():
     ("data.max_objects", 4, "exceeds model.num_queries"),
     ("sparse.budgets", (0.5, 0.25), "strictly increasing"),
     ("sparse.ablations", ("no_such",), "sparse.ablations"),
+    ("sparse.holistic", "soft", "sparse.holistic"),
+    ("run.precompile", True, "needs loss.matcher = 'jax'"),
 ])
 def test_bad_config_is_refused_before_compute(key, value, message):
     config = cfg.get_config("tiny")
@@ -90,3 +110,24 @@ def test_targets_list_what_an_incomplete_run_did_not_measure():
     text = reporting.tables({"rows": rows, "targets": reporting.targets(rows, (0.25, 0.5)),
                              "pretrained_dense": {"AP": 0.3}, "tokens": 84})
     assert "at every budget: **MISSED**" in text
+
+
+def test_holistic_comparison_needs_the_context_design():
+    config = cfg.get_config("tiny")
+    config.sparse.holistic, config.sparse.compare_holistic_kept = "kept", True
+    with pytest.raises(ConfigError, match="already uses sparse.holistic = 'kept'"):
+        train.train_and_evaluate(config, "/nonexistent/never/written")
+
+
+def test_seed_table_counts_runs_meeting_each_target():
+    def run(d, t, abl, alt):
+        return {"rows": [_row("dense", "dense", 1.0, 0.5, 10.0), _row("topk_0.25", "topk", 0.25, t, 4.0),
+                         _row("dynamic_0.25", "dynamic", 0.25, d, 5.0),
+                         _row("dynamic_no_proximal_0.25", "dynamic", 0.25, abl, 5.0, "no_proximal"),
+                         _row("dynamic_holistic_kept_0.25", "dynamic", 0.25, alt, 5.0, "holistic_kept")]}
+    text = reporting.seed_table([("seed 0", run(0.30, 0.28, 0.32, 0.25)),
+                                 ("seed 1", run(0.26, 0.27, 0.24, 0.27))])
+    assert "| dynamic_0.25 | 0.300 | 0.260 | 0.280 | 0.028 |" in text
+    assert "dynamic ≥ top-k at ρ=0.25: 1 of 2 runs (mean AP difference +0.005)" in text
+    assert "no_proximal costs AP: 1 of 2 runs (mean AP difference ablation − full" in text
+    assert "full method ≥ dynamic_holistic_kept_0.25: 1 of 2 runs (mean AP difference +0.020)" in text

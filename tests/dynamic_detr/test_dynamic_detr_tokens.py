@@ -39,11 +39,12 @@ def _spec(method, budget, **kw):
                        focus_level_weights=(1.0, 2.0), fine_levels=1, **kw)
 
 
-@pytest.mark.parametrize("method,ablation", [("topk", "none"), ("focus", "none"), ("dynamic", "none")])
-def test_keep_ratio_one_equals_dense(tiny_model, dense_out, method, ablation):
+@pytest.mark.parametrize("method,holistic", [("topk", "context"), ("focus", "context"),
+                                             ("dynamic", "context"), ("dynamic", "kept")])
+def test_keep_ratio_one_equals_dense(tiny_model, dense_out, method, holistic):
     det, params, x0, pos = tiny_model
     dense = dense_out
-    sparse = _encode(det, _spec(method, 1.0, ablation=ablation), params, x0, pos)
+    sparse = _encode(det, _spec(method, 1.0, holistic=holistic), params, x0, pos)
     assert sparse["tokens"].shape == dense["tokens"].shape
     # equal memory: the decoder, which reads only the memory, gives equal detections
     np.testing.assert_allclose(sparse["memory"], dense["memory"], atol=2e-5)
@@ -51,14 +52,37 @@ def test_keep_ratio_one_equals_dense(tiny_model, dense_out, method, ablation):
 
 
 def test_sparse_encoder_keeps_budget_and_weight(tiny_model):
+    """Dynamic (proximal + context) conserves every token's weight; top-k drops tokens."""
     det, params, x0, pos = tiny_model
     n = 64 + 16
     sp = S.make_spec("dynamic", 0.4, num_blocks=2, num_levels=2, cascade=(1.25, 0.75),
                      focus_level_weights=(1.0, 1.0), fine_levels=1)
+    assert sp.modes == ("proximal", "context")
     out = _encode(det, sp, params, x0, pos)
-    assert out["tokens"].shape[1] == round(0.4 * 0.75 * n)
+    assert out["tokens"].shape[1] == round(0.4 * 0.75 * n)            # context slot included
     np.testing.assert_allclose(out["size"].sum(-1), n, rtol=1e-5)     # every token aggregated
-    assert (np.asarray(out["ptr"]) >= 0).all()
+    ptr = np.asarray(out["ptr"])
+    assert (ptr >= 0).all()
+    # the last slot is the coarse level's context slot: it stands for the tokens pointing
+    # to it, has no original token (orig -1) and objectness target 0
+    assert ((ptr == out["size"].shape[1] - 1).sum(-1) == np.asarray(out["size"])[:, -1]).all()
+    for _, orig in out["scores"][1:]:
+        assert (np.asarray(orig)[:, -1] == -1).all() and (np.asarray(orig)[:, :-1] >= 0).all()
+        target = np.asarray(objectives.objectness_target(jnp.ones((2, n)), orig))
+        assert (target[:, -1] == 0).all() and (target[:, :-1] == 1).all()
+    # no_unmerge: the encoder is the same; only tokens still in their own slot get updates,
+    # merged and pooled ones keep x0 in the memory
+    nu = _encode(det, S.make_spec("dynamic", 0.4, num_blocks=2, num_levels=2, cascade=(1.25, 0.75),
+                                  focus_level_weights=(1.0, 1.0), fine_levels=1,
+                                  ablation="no_unmerge"), params, x0, pos)
+    np.testing.assert_allclose(nu["tokens"], out["tokens"], atol=1e-6)
+    mem, mem_nu, x0n = np.asarray(out["memory"]), np.asarray(nu["memory"]), np.asarray(x0)
+    own = np.abs(mem_nu - x0n).max(-1) > 1e-6          # in its own slot in some block
+    assert (own.sum(-1) <= round(0.4 * 1.25 * n) - 1).all()           # block 0's selection
+    same = own & (np.abs(mem_nu - mem).max(-1) < 1e-6)  # kept throughout: the same memory
+    assert (same.sum(-1) >= 1).all() and (same.sum(-1) <= out["tokens"].shape[1] - 1).all()
+    merged = (~own) & (np.abs(mem - x0n).max(-1) > 1e-6)              # merged at block 0
+    assert merged.sum() > 0
     drop = S.make_spec("topk", 0.4, num_blocks=2, num_levels=2, cascade=(1.0, 1.0),
                        focus_level_weights=(1.0, 1.0), fine_levels=1)
     out = _encode(det, drop, params, x0, pos)
@@ -94,14 +118,22 @@ def _random_tokens(seed, b=2, n=12, d=5, levels=2):
             jnp.asarray(rng.uniform(0.5, 3.0, size=(b, n))))
 
 
-@pytest.mark.parametrize("modes", [("proximal", "holistic"), ("holistic", "holistic"), ("proximal", "proximal")])
-def test_aggregation_conserves_total_weight(modes):
-    score, level, centre, feat, size = _random_tokens(0)
-    r = _pipeline(score, level, centre, feat, size, modes=modes, k=5)
+@pytest.mark.parametrize("modes", [("proximal", "holistic"), ("holistic", "holistic"), ("proximal", "proximal"),
+                                   ("proximal", "context"), ("context", "context"), ("drop", "holistic"),
+                                   ("proximal", "drop")])
+def test_aggregation_conserves_weight_and_fast_merge_equals_reference(modes):
+    """Without "drop", rows of M sum to 1, so total size and size-weighted feature mass are
+    conserved; the encoder's fast merge equals the dense-matrix reference in every mode."""
+    score, level, centre, feat, size = _random_tokens(7, n=16)
+    r = _pipeline(score, level, centre, feat, size, modes=modes, k=6)
+    np.testing.assert_allclose(r["s"], r["s_ref"], rtol=1e-5)
+    np.testing.assert_allclose(r["x"], r["x_ref"], atol=1e-5)
+    np.testing.assert_array_equal(r["hmap"], r["hard_map"])
+    if "drop" in modes:
+        return
     np.testing.assert_allclose(r["m"].sum(-1), 1.0, atol=1e-6)
     np.testing.assert_allclose(r["s_ref"].sum(-1), size.sum(-1), rtol=1e-6)
     np.testing.assert_allclose(r["s"].sum(-1), size.sum(-1), rtol=1e-6)
-    # the size-weighted feature mass is conserved as well
     np.testing.assert_allclose((r["x_ref"] * r["s_ref"][..., None]).sum(1),
                                (feat * size[..., None]).sum(1), atol=1e-5)
 
@@ -169,16 +201,6 @@ def test_center_distance_zero_iff_tokens_are_teacher_centroids():
     np.testing.assert_allclose(objectives.center_distance(shifted, ptr, teacher), 2 / 9, rtol=1e-6)
 
 
-@pytest.mark.parametrize("modes", [("proximal", "holistic"), ("drop", "holistic"), ("proximal", "drop"),
-                                   ("holistic", "holistic")])
-def test_fast_merge_equals_dense_reference(modes):
-    score, level, centre, feat, size = _random_tokens(7, n=16)
-    r = _pipeline(score, level, centre, feat, size, modes=modes, k=6)
-    np.testing.assert_allclose(r["s"], r["s_ref"], rtol=1e-5)
-    np.testing.assert_allclose(r["x"], r["x_ref"], atol=1e-5)
-    np.testing.assert_array_equal(r["hmap"], r["hard_map"])
-
-
 def test_fast_merge_static_holistic_rows():
     """At the first block tokens are level-major, so a row range covers the holistic level."""
     score, _, centre, feat, size = _random_tokens(8, n=16)
@@ -190,3 +212,33 @@ def test_fast_merge_static_holistic_rows():
     rows = f(idx, level, centre, feat, size, holistic_rows=(10, 16))
     for a, b in zip(full, rows):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_context_slot_pools_the_dropped_tokens_of_its_level():
+    """Holistic aggregation ("context"): a coarse level's dropped tokens go, size-weighted,
+    into that level's one context slot after the kept ones; kept tokens stay unchanged."""
+    score, _, centre, feat, size = _random_tokens(9, n=16)
+    level = jnp.asarray(np.repeat([[0] * 10 + [1] * 6], 2, axis=0))
+    idx = jnp.asarray([[0, 3, 5, 10, 12], [1, 2, 9, 14, 15]])
+    x, s, hmap = fast_jit(functools.partial(tk.merge_tokens, modes=("drop", "context")))(
+        idx, level, centre, feat, size)
+    assert x.shape == (2, 6, 5) and s.shape == (2, 6)
+    feat, size, idx = np.asarray(feat), np.asarray(size), np.asarray(idx)
+    for b in range(2):
+        pooled = [i for i in range(10, 16) if i not in idx[b]]
+        np.testing.assert_allclose(s[b, 5], size[b, pooled].sum(), rtol=1e-6)
+        np.testing.assert_allclose(x[b, 5], (feat[b, pooled] * size[b, pooled, None]).sum(0)
+                                   / size[b, pooled].sum(), atol=1e-5)
+        np.testing.assert_allclose(x[b, :5], feat[b, idx[b]], atol=1e-6)   # not diluted
+        np.testing.assert_allclose(s[b, :5], size[b, idx[b]], rtol=1e-6)
+        assert (np.asarray(hmap)[b, pooled] == 5).all()
+        dropped = [i for i in range(10) if i not in idx[b]]                 # level 0: "drop"
+        assert (np.asarray(hmap)[b, dropped] == -1).all()
+
+
+def test_slot_mean_is_the_size_weighted_mean_per_slot():
+    values = jnp.asarray([[[1.0, 0.0], [3.0, 2.0], [5.0, 4.0], [7.0, 7.0]]])
+    hmap = jnp.asarray([[1, 1, -1, 0]])
+    size = jnp.asarray([[1.0, 3.0, 2.0, 2.0]])
+    m = np.asarray(tk.slot_mean(values, hmap, size, 3))
+    np.testing.assert_allclose(m[0], [[7.0, 7.0], [2.5, 1.5], [0.0, 0.0]])   # slot 2 empty
