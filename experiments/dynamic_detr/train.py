@@ -11,7 +11,7 @@
 Every stage is a `lib.common.train_loop.train` run in `<workdir>/runs/<name>` (checkpoints,
 resume); a rerun of the same command resumes or skips finished stages. With
 `run.time_budget_s` set, every stage stops at the next step (with a checkpoint) once its
-share of the wall-clock budget is spent (`run_stage`, `BudgetTimer`, `finetune_deadline`);
+share of the wall-clock budget is spent (`run_stage` on the harness deadline, `finetune_deadline`);
 the steps each stage got and whether the budget stopped it are recorded in results.json
 ("stages"). A rerun continues every stage from its checkpoint toward its configured steps;
 it may change the budget (the `run` block is not part of the workdir's config identity).
@@ -21,8 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import signal
-import threading
 import time
 
 import jax
@@ -172,65 +170,23 @@ def _loop(config, steps: int) -> train_loop.LoopConfig:
                                  keep_checkpoints=t.keep_checkpoints, seed=t.seed)
 
 
-class BudgetTimer:
-    """Stop a `train_loop.train` call at a wall-clock deadline, at the next step.
-
-    `train_loop.train` stops cleanly (checkpoint, `preempted=True`) when SIGTERM arrives
-    while its loop runs. From `deadline` on (a `time.time()` value, None = never) a thread
-    sends the process SIGTERM every `every_s` seconds until the context exits, so a
-    deadline that passes while `train` is still restoring or compiling stops it as soon
-    as its loop starts. Around the call a handler is installed that only records a
-    SIGTERM, so none of these signals can kill the process outside `train`'s own guard;
-    one that arrives before the deadline came from outside (`external`).
-    """
-
-    def __init__(self, deadline: float | None, every_s: float = 0.5):
-        self.deadline, self.every_s = deadline, every_s
-        self.fired, self.external = False, False
-        self._stop, self._thread, self._old = threading.Event(), None, None
-
-    def _send(self):
-        if self._stop.wait(max(0.0, self.deadline - time.time())):
-            return
-        self.fired = True
-        while not self._stop.is_set():
-            os.kill(os.getpid(), signal.SIGTERM)
-            self._stop.wait(self.every_s)
-
-    def _record(self, signum, frame):  # noqa: ARG002
-        self.external = self.external or not self.fired
-
-    def __enter__(self):
-        if self.deadline is not None:
-            self._old = signal.signal(signal.SIGTERM, self._record)
-            self._thread = threading.Thread(target=self._send, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            signal.signal(signal.SIGTERM, self._old)
-        return False
-
-
-def run_stage(task, config, steps: int, directory: str, mesh, deadline: float | None):
+def run_stage(task, config, steps: int, directory: str, mesh, deadline: float | None,
+              clock=time.time):
     """Train one stage toward `steps` in `directory` (resuming its checkpoints), stopping
-    at the first step boundary after `deadline` (None: no budget; see `BudgetTimer`). A
-    rerun resumes the stage from its checkpoint toward `steps`.
+    at the step boundary the harness deadline predicts (`train_loop.train(deadline=...)`:
+    the next step would end after `deadline`, a `clock()` value; None: no budget). A rerun
+    resumes the stage from its checkpoint toward `steps`.
 
-    Returns (TrainResult with `preempted` True only for a SIGTERM from outside, record =
-    {"steps", "target_steps", "stopped_by_budget", "resumed_from", "train_s", "steps_per_s"}).
+    Returns (TrainResult, record = {"steps", "target_steps", "stopped_by_budget",
+    "resumed_from", "train_s", "steps_per_s"}); `preempted` means a SIGTERM from outside.
     """
     os.makedirs(directory, exist_ok=True)
     t0 = time.time()
-    with BudgetTimer(deadline) as timer:
-        r = train_loop.train(task, _loop(config, steps), workdir=directory, mesh=mesh)
-    stopped = r.preempted and timer.fired and r.step < steps
-    r = r._replace(preempted=(r.preempted and not stopped) or timer.external)
+    r = train_loop.train(task, _loop(config, steps), workdir=directory, mesh=mesh,
+                         deadline=deadline, clock=clock)
     took = time.time() - t0
-    return r, {"steps": int(r.step), "target_steps": int(steps), "stopped_by_budget": stopped,
+    return r, {"steps": int(r.step), "target_steps": int(steps),
+               "stopped_by_budget": bool(r.stopped_by_deadline),
                "resumed_from": int(r.resumed_from), "train_s": took,
                "steps_per_s": (r.step - r.resumed_from) / took if took > 0 else 0.0}
 

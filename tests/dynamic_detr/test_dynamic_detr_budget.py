@@ -1,8 +1,7 @@
-"""The wall-clock budget of a dynamic_detr run (`run.time_budget_s`): the timer's signals
-stop `train_loop.train` at the next step and never kill the process, the stage records the
-stop, a rerun resumes to the configured steps, and the shares of the time left add up."""
-import os
-import signal
+"""The wall-clock budget of a dynamic_detr run (`run.time_budget_s`, on the harness deadline of
+`train_loop.train`): a stage stops at the predicted step and records it, a stage past its
+deadline runs nothing, a rerun resumes to the configured steps, and the shares of the time
+left add up."""
 import time
 
 import jax.numpy as jnp
@@ -13,29 +12,6 @@ from configs.dynamic_detr import dynamic_detr as cfg
 from experiments.dynamic_detr import train
 from lib.common import mesh as mesh_lib, train_loop
 from lib.common.config import ConfigError
-from lib.common.guards import PreemptionGuard
-
-
-def test_timer_stops_a_guarded_loop_and_nothing_after_it():
-    with train.BudgetTimer(time.time() + 0.2, every_s=0.05) as timer:
-        time.sleep(0.4)                      # deadline passes before the guard: only recorded
-        with PreemptionGuard() as guard:
-            t0 = time.time()
-            while not guard.requested and time.time() - t0 < 5:
-                time.sleep(0.01)
-        assert guard.requested and time.time() - t0 < 1.0
-        time.sleep(0.2)                      # more signals outside the guard: still alive
-    assert timer.fired and not timer.external
-    assert signal.getsignal(signal.SIGTERM) is not timer._record
-
-
-def test_timer_tells_an_outside_sigterm_apart():
-    with train.BudgetTimer(time.time() + 60) as timer:
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(0.05)
-    assert timer.external and not timer.fired
-    with train.BudgetTimer(None) as timer:   # no budget: nothing installed
-        assert signal.getsignal(signal.SIGTERM) is not timer._record
 
 
 def _quadratic_task():
@@ -59,13 +35,24 @@ def test_stage_stops_at_the_deadline_records_it_and_resumes(tmp_path):
     config = cfg.get_config("tiny")
     mesh = mesh_lib.make_mesh(-1, 1)
     d = str(tmp_path / "stage")
-    r, rec = train.run_stage(_quadratic_task(), config, 10_000, d, mesh, time.time() - 1.0)
+    ticks = iter(range(10**6))                 # a clock that advances 1 s per reading
+    r, rec = train.run_stage(_quadratic_task(), config, 10_000, d, mesh, 10.0,
+                             clock=lambda: float(next(ticks)))
     assert rec["stopped_by_budget"] and not r.preempted
-    assert 1 <= rec["steps"] < 10_000 and rec["steps"] == r.step and rec["resumed_from"] == 0
+    # one clock reading per step, at t = 0, 1, ...: a step starting at t ends at t + 1, so the
+    # steps starting at t = 0..9 fit the deadline 10 and the one at t = 10 does not
+    assert rec["steps"] == 10 and rec["steps"] == r.step and rec["resumed_from"] == 0
     stopped_at = rec["steps"]
     r, rec = train.run_stage(_quadratic_task(), config, stopped_at + 5, d, mesh, None)
     assert rec == {**rec, "steps": stopped_at + 5, "resumed_from": stopped_at, "stopped_by_budget": False}
     assert int(r.state["step"]) == stopped_at + 5
+
+
+def test_a_stage_past_its_deadline_runs_no_step(tmp_path):
+    config = cfg.get_config("tiny")
+    r, rec = train.run_stage(_quadratic_task(), config, 100, str(tmp_path / "s"),
+                             mesh_lib.make_mesh(-1, 1), time.time() - 1.0)
+    assert rec["stopped_by_budget"] and rec["steps"] == 0 and int(r.state["step"]) == 0
 
 
 def test_finetune_shares_split_the_time_left():
