@@ -6,8 +6,8 @@
 Variants:
   tiny    20 HumanEval problems, single injected rules, no test runs during pair building,
           Jaccard similarity, 6 extra training pairs from the standard library's
-          `collections` package, a 1-layer editor trained a few steps in two variants
-          (tests; seconds).
+          `collections` package, identifier abstraction on, a 1-layer editor trained a
+          few steps in two variants (tests; seconds).
   quick   all 164 HumanEval problems, up to 3 injected rules per pair, tests run on every
           pair; train / held-out split by clusters of near-duplicate problems
           (data.near_dup_threshold 0.8: shape-token similarity, lib/editlord/dedup.py);
@@ -19,7 +19,9 @@ Variants:
           script (editor.target_format = "edit_script"; "code" regenerates the whole
           function, the first attempt: 400 steps), on the training pairs plus 4 copies of
           each with its parameters and locals renamed (editor.rename_copies; the second
-          attempt had none: 600 steps), in the two variants the targets compare
+          attempt had none: 600 steps), on identifier-abstract code (the function's own
+          names as f0 / v0 placeholders, the reply mapped back; editor.abstract_identifiers,
+          the fifth attempt; False is the fourth), in the two variants the targets compare
           (source -> target and +spec+rules; `--config.editor.variants` adds the other two,
           which a shared 2-core machine had no time for); evaluation on the
           held-out problems, clean and under the three perturbations (minutes to an hour on
@@ -28,8 +30,8 @@ Variants:
           model (the paper uses GPT-4-class models) with the paper's prompts, prompting
           and iterative modes against it, a 0.3 B-parameter editor fine-tuned for 2 epochs
           (batch 32, lr 1e-5 in the paper; here from scratch, so a larger lr); the
-          edit-script format unless editor.target_format = "code"; no renamed copies
-          (a pretrained LM copies names already).
+          edit-script format unless editor.target_format = "code"; no renamed copies and
+          no identifier abstraction (a pretrained LM copies names already, and reads them).
           Not run here.
 """
 import ml_collections
@@ -47,7 +49,7 @@ def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, sim
            base_url="", served_model="", log_every=50, checkpoint_every=500, warmup=100,
            iterative_rounds=3, target_format="edit_script", rename_copies=0,
            near_dup=0.8, corpus="none", corpus_subdir="", corpus_max_pairs=1,
-           corpus_pairs_per_unit=1):
+           corpus_pairs_per_unit=1, abstract_identifiers=False):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.seed = 0
@@ -63,7 +65,7 @@ def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, sim
     c.served = dict(base_url=base_url, model=served_model, api_key_env="", cache_dir="",
                     max_tokens=1024)
     c.editor = dict(variants=tuple(variants), target_format=target_format,
-                    rename_copies=rename_copies,
+                    rename_copies=rename_copies, abstract_identifiers=abstract_identifiers,
                     bpe_merges=bpe_merges, batch_size=batch,
                     max_new_tokens=max_new_tokens, model=model,
                     optim=dict(lr=lr, warmup_steps=warmup, weight_decay=0.01, grad_clip=1.0))
@@ -79,7 +81,7 @@ def get_config(arg=None):
         "tiny": lambda: _build(
             tag="tiny", num_problems=20, max_rules=1, max_pairs=2, max_chars=400,
             run_tests=False, similarity="jaccard", min_support=1, variants=("base", "spec_rules"),
-            bpe_merges=20, batch=2, rename_copies=1, corpus="stdlib",
+            bpe_merges=20, batch=2, rename_copies=1, corpus="stdlib", abstract_identifiers=True,
             corpus_subdir="collections", corpus_max_pairs=6,
             model=dict(d_model=32, num_layers=1, num_heads=2, d_ff=64, max_len=512,
                        dtype="float32"),
@@ -89,6 +91,7 @@ def get_config(arg=None):
             tag="quick", num_problems=0, max_rules=3, max_pairs=12, max_chars=450,
             run_tests=True, similarity="minilm", min_support=2,
             variants=("base", "spec_rules"), bpe_merges=400, batch=8, rename_copies=4,
+            abstract_identifiers=True,
             corpus="stdlib", corpus_max_pairs=3000, corpus_pairs_per_unit=2,
             model=dict(d_model=96, num_layers=2, num_heads=4, d_ff=384, max_len=480,
                        dtype="float32"),

@@ -10,7 +10,9 @@
                 rule-recovery precision / recall against the injected library
              -> augmentation: spec + manifested rules (<= 9) per training pair, code part
                 as the whole target or as a line-addressed edit script
-                (editor.target_format), exported
+                (editor.target_format), optionally in identifier-abstract form
+                (editor.abstract_identifiers: the editor sees and writes f0 / v0 ...
+                placeholders, its output is mapped back; `abstraction.py`), exported
                 as chat JSONL per variant (workdir/data/sft_<variant>.jsonl)
              -> per variant: BPE editor trained from scratch (lib/lm SFT on train_loop;
                 resumes), greedy edits of the held-out pairs, clean and perturbed
@@ -20,6 +22,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -35,8 +38,17 @@ from lib.common import report as common_report
 from lib.common import train_loop
 from lib.common import workdir as wd
 from lib.data import humaneval
+from lib.editlord import (
+    abstraction,
+    corpus,
+    dedup,
+    editor,
+    learner,
+    library,
+    perturb,
+    rulebook,
+)
 from lib.editlord import augment as augment_lib
-from lib.editlord import corpus, dedup, editor, learner, library, perturb, rulebook
 from lib.editlord import pairs as pairs_lib
 from lib.editlord import report as el_report
 from lib.editlord.config_schema import validate
@@ -193,6 +205,22 @@ def augment(config, backend, rules, train_pairs):
     return out, dict(skipped)
 
 
+def abstract_samples(backend, aug):
+    """aug with every pair in identifier-abstract form (`abstraction.abstract`: one mapping
+    for source and target, extended by the target's new names); the spec is recomputed
+    from the abstract target (the editor generates it from abstract code, so it cannot
+    hold the concrete names), the manifested rules are name-independent and kept.
+    Returns (samples, number of pairs where nothing could be renamed)."""
+    out, unrenamed = [], 0
+    for p, _, ms in aug:
+        src, m = abstraction.abstract(p.source)
+        tgt, _ = abstraction.abstract(p.target, m)
+        unrenamed += not m
+        q = dataclasses.replace(p, source=src, target=tgt)
+        out.append((q, backend.spec(tgt), ms))
+    return out, unrenamed
+
+
 def add_renamed_copies(backend, aug, copies: int, seed: int):
     """aug [(pair, spec, rules)] followed by `copies` renamed copies of each sample
     (`augment.renamed`: one mapping for source and target; the spec is recomputed from the
@@ -300,16 +328,24 @@ def perturbed_inputs(test_pairs, kinds, grader, seed: int):
     return out, skipped
 
 
-def score_edit(pair, reply: str, grader, source: str | None = None, fmt: str = "code") -> dict:
+def score_edit(pair, reply: str, grader, source: str | None = None, fmt: str = "code",
+               mapping: dict | None = None) -> dict:
     """Scores of one reply to `source` (default the pair's source; a perturbed input for
     robustness). A reply without a candidate (no code, a missing or malformed edit script)
-    scores 0 everywhere, with its reason in row["failure"]."""
+    scores 0 everywhere, with its reason in row["failure"]. With `mapping` (identifier
+    abstraction) `source` is the abstract code the editor saw, and the candidate is
+    concretised with the mapping before it is scored; placeholder names the mapping lacks
+    are kept as written and counted in row["invented"]."""
     code, failure = editor.candidate(reply, pair.source if source is None else source, fmt)
     row = {"id": pair.id, "parsed": False, "correct": False, "fixed": 0.0, "success": False,
-           "exact": False, "rules_generated": len(editor.parse_rules(reply)), "failure": failure}
+           "exact": False, "rules_generated": len(editor.parse_rules(reply)), "failure": failure,
+           "invented": 0}
     if code is None:
         return row
     try:
+        if mapping is not None:
+            code, invented = abstraction.concretise(code, mapping)
+            row["invented"] = len(invented)
         norm = pairs_lib.normal(code)
     except SyntaxError:
         row["failure"] = "syntax"
@@ -346,17 +382,22 @@ def rule_prediction(test_pairs, replies, gold) -> dict:
 
 def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
                    cache_path: str, gold_rules: dict | None = None, *, fmt: str = "code",
-                   step: int = 0) -> dict:
+                   step: int = 0, abstract: bool = False) -> dict:
     """Greedy edits of clean and perturbed inputs, scored; replies cached in `cache_path`
     for the editor trained `step` steps (a cache of another step is recomputed). With
-    `gold_rules` (id -> rule texts) also the editor's rule-prediction accuracy."""
+    `gold_rules` (id -> rule texts) also the editor's rule-prediction accuracy. With
+    `abstract` every input is shown in identifier-abstract form and each reply is applied
+    to that form and mapped back (`score_edit`); inputs that abstract to the same code
+    (a renamed input) get the same reply."""
     stored = wd.read_json(cache_path) if os.path.exists(cache_path) else {}
     cache = stored.get("replies", {}) if stored.get("step") == step else {}
     inputs = [("clean", p, p.source) for p in test_pairs] + \
              [(k, p, s) for k, lst in pert.items() for p, s in lst]
 
+    shown = {s: (abstraction.abstract(s) if abstract else (s, None)) for _, _, s in inputs}
+
     def ut(source: str) -> str:
-        return editor.user_text(source, fmt)
+        return editor.user_text(shown[source][0], fmt)
     todo = sorted({ut(s) for _, _, s in inputs} - set(cache))
     limit = lm.cfg.max_len - max_new_tokens
     fits = [u for u in todo if len(lm.tok.encode(
@@ -370,10 +411,12 @@ def evaluate_local(lm: LocalLM, test_pairs, pert, grader, max_new_tokens: int,
         wd.write_json_atomic(cache_path, {"step": step, "replies": cache})
     rows = {}
     for cond, p, s in inputs:
-        rows.setdefault(cond, []).append(score_edit(p, cache[ut(s)], grader, s, fmt))
+        rows.setdefault(cond, []).append(score_edit(p, cache[ut(s)], grader, shown[s][0], fmt,
+                                                    shown[s][1]))
     out = {"conditions": {c: summarise(r) for c, r in rows.items()}, "too_long": len(todo) - len(fits),
            "failures": {c: dict(Counter(x["failure"] for x in r if x["failure"]))
-                        for c, r in rows.items()}}
+                        for c, r in rows.items()},
+           "invented": {c: int(sum(x["invented"] for x in r)) for c, r in rows.items()}}
     drops = {}
     clean_by_id = {r["id"]: r for r in rows.get("clean", [])}
     for k in pert:
@@ -422,7 +465,11 @@ def evaluate_served(config, test_pairs, rules, backend, grader) -> dict:
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     t_start = time.perf_counter()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    # keys added after workdirs existed, with the behaviour before them (resume rule of
+    # lib.common.workdir.prepare): a workdir from before identifier abstraction resumes only
+    # with abstraction off
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               added={"editor.abstract_identifiers": False})
     datadir = os.path.join(workdir, "data")
     os.makedirs(datadir, exist_ok=True)
     results: dict = {"tag": config.tag}
@@ -464,6 +511,9 @@ def train_and_evaluate(config, workdir: str) -> dict:
                              "mean_rules_per_sample": float(np.mean(n_cr)) if n_cr else 0.0}
         stage_s["corpus"] = time.perf_counter() - t
     results["augmentation"]["editor_samples"] = len(aug)
+    if config.editor.abstract_identifiers:
+        aug, unrenamed = abstract_samples(backend, aug)
+        results["augmentation"]["abstract_identifiers"] = {"samples_without_renamable_names": unrenamed}
     fmt = config.editor.target_format
     convs = {v: [editor.conversation(v, p, spec, ms, fmt) for p, spec, ms in aug]
              for v in config.editor.variants}
@@ -483,6 +533,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         stage_s["perturb"] = time.perf_counter() - t
         results["editors"] = {}
         results["editor_format"] = fmt
+        results["abstract_identifiers"] = bool(config.editor.abstract_identifiers)
         if config.editor.variants:
             texts = [m["content"] for cs in convs.values() for c in cs for m in c]
             tok = build_tokenizer(config, texts, os.path.join(workdir, "tokenizer.json"))
@@ -499,7 +550,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
                         if v in ("rules", "spec_rules") else None)
                 ev = evaluate_local(lm, tp, pert, grader, config.editor.max_new_tokens,
                                     os.path.join(workdir, f"editor_{v}", "replies.json"), gold,
-                                    fmt=fmt, step=tinfo["steps"])
+                                    fmt=fmt, step=tinfo["steps"],
+                                    abstract=config.editor.abstract_identifiers)
                 results["editors"][v] = {"train": tinfo, "eval": ev}
                 stage_s[f"editor_{v}"] = time.perf_counter() - t
         if config.eval.prompting:

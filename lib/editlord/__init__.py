@@ -13,6 +13,7 @@
                      and iterative modes
     edit_script.py   line-addressed edit scripts: gold script, strict apply, numbered source
     augment.py       renamed copies of training pairs (identifier copying for small editors)
+    abstraction.py   identifier abstraction (f0 / v0 placeholders) and its exact inverse
     perturb.py       semantics-preserving perturbations (robustness)
     report.py        tables, targets, plots of a run
     config_schema.py config keys and checks

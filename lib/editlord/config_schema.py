@@ -63,6 +63,7 @@ SCHEMA: dict[str, Rule] = {
     "editor.variants": Names(editor.VARIANTS, allow_empty=True),
     "editor.target_format": Choice(editor.FORMATS),
     "editor.rename_copies": Int(lo=0),
+    "editor.abstract_identifiers": Bool(),
     "editor.bpe_merges": Int(lo=0),
     "editor.batch_size": Int(lo=1),
     "editor.max_new_tokens": Int(lo=8),

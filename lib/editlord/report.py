@@ -120,6 +120,14 @@ def tables(r: dict) -> str:
                   "| editor variant | failures by reason |", "|---|---|"]
         for v, f in fails.items():
             lines.append(f"| {v} | {', '.join(f'{k} {n}' for k, n in sorted((f or {}).items())) or '—'} |")
+    lines += _per_perturbation(r)
+    if r.get("abstract_identifiers"):
+        inv = ", ".join(f"{v} {e['eval'].get('invented', {}).get('clean', 0)}"
+                        for v, e in eds.items())
+        lines += ["", ("Identifier abstraction on (`editor.abstract_identifiers`): the editors "
+                       "saw and wrote f0 / v0 placeholders, mapped back before scoring; "
+                       f"placeholder names not in the input's map (kept as written), clean "
+                       f"held-out: {inv or '—'}.")]
     succ = {v: e["eval"]["clean_successes"] for v, e in eds.items()
             if "clean_successes" in e["eval"]}
     if succ:
@@ -147,6 +155,27 @@ def tables(r: dict) -> str:
         for k, v in tg.items():
             lines.append(f"| {k} | {'MET' if v['met'] else 'MISSED'} | {v['detail']} |")
     return "\n".join(lines)
+
+
+def _per_perturbation(r: dict) -> list[str]:
+    """Rows per (editor, perturbation kind): inputs kept, success clean -> perturbed on
+    those inputs, and the drops; so a kind that is a no-op for an editor (renaming under
+    identifier abstraction) is visible, not averaged away."""
+    eds = r.get("editors", {})
+    kept = r.get("perturbations", {}).get("kept", {})
+    rows = []
+    for v, e in eds.items():
+        for k, d in e["eval"].get("drop", {}).items():
+            c = e["eval"]["conditions"].get(k, {})
+            clean = (c.get("success") or 0.0) + d["success"]
+            rows.append(f"| {v} | {k} | {kept.get(k, c.get('n', '—'))} | {cell(clean)} | "
+                        f"{cell(c.get('success'))} | {cell(d['success'])} | {cell(d['fixed'])} | "
+                        f"{cell(d['correct'])} |")
+    if not rows:
+        return []
+    return ["", "| editor variant | perturbation | inputs | success, clean | success, perturbed | "
+            "drop (success) | drop (removed) | drop (tests pass) |",
+            "|---|---|---|---|---|---|---|---|", *rows]
 
 
 def plots(r: dict, plot_dir: str) -> list[str]:

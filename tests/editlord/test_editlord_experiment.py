@@ -33,6 +33,11 @@ def test_tiny_run_writes_everything(run):
     assert "[SPEC]" in convs[0][1]["content"] and "[SPEC]" not in sft.load_chat_jsonl(
         os.path.join(workdir, "data", "sft_base.jsonl"))[0][1]["content"]
     assert set(r["editors"]) == {"base", "spec_rules"}
+    # tiny: identifier abstraction on, so the editors train on placeholder code only
+    assert r["abstract_identifiers"] and all(c[0]["content"].count("def f0(") == 1 for c in convs)
+    assert "f0 / v0 placeholders" in report.tables(r)
+    for v in r["editors"].values():
+        assert set(v["eval"]["invented"]) == set(v["eval"]["conditions"])
     aug, cor = r["augmentation"], r["corpus"]    # tiny: 1 renamed copy per pair + stdlib pairs
     assert cor["pairs"] == 6 and cor["root"].endswith("collections")  # data.corpus_max_pairs
     assert cor["samples"] + sum(cor["augment_skipped"].values()) == cor["pairs"]
