@@ -226,13 +226,13 @@ def _train_and_evaluate(config, workdir: str, batches):
     end, pre_end = _deadlines(config, start)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
-    # the `run` block (wall-clock budget) says how long to run, not what to compute, so, like
-    # train.num_steps, a rerun may change it: it is kept out of config.json (the identity
-    # that `wd.prepare` checks on resume) and recorded in results.json["budget"]
-    # sparse.holistic / compare_holistic_kept were added after the first runs: a workdir
-    # made before them ran the "kept" design without the comparison row
-    wd.prepare(workdir, {k: v for k, v in config_lib.to_json_dict(config).items() if k != "run"},
-               primary=primary, added={"sparse.holistic": "kept", "sparse.compare_holistic_kept": False})
+    # the `run` block (wall-clock budget, precompile) says how long / how to run, not what to
+    # compute: `wd.prepare` stores it but leaves it out of the identity, so a rerun may change
+    # it (also recorded in results.json["budget"]). sparse.holistic / compare_holistic_kept
+    # were added after the first runs: a workdir made before them ran the "kept" design
+    # without the comparison row
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary,
+               added={"sparse.holistic": "kept", "sparse.compare_holistic_kept": False})
     runs_dir = os.path.join(workdir, "runs")
     pre = start_precompile(config, workdir, mesh) if config.run.precompile else None
 
