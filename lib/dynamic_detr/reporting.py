@@ -87,7 +87,9 @@ def tables(results: dict) -> str:
     lines += ["", f"- AP(dynamic) ≥ AP(top-k) at every budget: {word(t1, 'per_budget')} ({per})",
               f"- dense AP ({cell(t2['dense_AP'], 3, 'f')}) with ≥ 30 % fewer encoder FLOPs: "
               f"{word(t2)} ({sav})",
-              f"- every ablation costs AP: {word(t3, 'per_ablation')} ({ab}{full})",
+              (f"- every ablation costs AP: {word(t3, 'per_ablation')} ({ab}{full})"
+               if t3["per_ablation"] or t3.get("unmeasured") else
+               "- every ablation costs AP: not measured (this run has no ablation)"),
               *[f"- design comparison: {r['name']} (holistic aggregation into the kept tokens, "
                 f"the earlier design) AP {r['AP']:.3f} against the full method's "
                 f"{_find(results['rows'], 'dynamic', r['budget'])['AP']:.3f}"

@@ -110,6 +110,10 @@ def test_targets_list_what_an_incomplete_run_did_not_measure():
     text = reporting.tables({"rows": rows, "targets": reporting.targets(rows, (0.25, 0.5)),
                              "pretrained_dense": {"AP": 0.3}, "tokens": 84})
     assert "at every budget: **MISSED**" in text
+    plain = [r for r in rows if r["ablation"] == "none"]             # a run without ablations
+    text = reporting.tables({"rows": plain, "targets": reporting.targets(plain, (0.25,), ()),
+                             "pretrained_dense": {"AP": 0.3}, "tokens": 84})
+    assert "- every ablation costs AP: not measured (this run has no ablation)" in text
 
 
 def test_holistic_comparison_needs_the_context_design():
