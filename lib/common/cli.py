@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 from absl import app, flags, logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 
 FLAGS = flags.FLAGS
@@ -67,6 +68,7 @@ def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None
     rest = [a for a in argv if not a.startswith("--config.")]
 
     def main(_):
+        guards.install_preemption_handler()
         try:
             config = resolve_config(FLAGS.config, overrides)
             if FLAGS.distributed:
@@ -78,5 +80,9 @@ def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None
             logging.error("config error: %s", err)
             print(f"config error: {err}", file=sys.stderr)
             sys.exit(2)
+        except guards.Preempted as err:
+            logging.warning("preempted: %s", err)
+            print(f"preempted: {err}", file=sys.stderr)
+            sys.exit(0)
 
     app.run(main, argv=rest)

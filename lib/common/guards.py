@@ -1,4 +1,18 @@
-"""Run guards: stop on NaN/Inf metrics, and catch SIGTERM for a clean preemption exit."""
+"""Run guards: stop on NaN/Inf metrics, and the one preemption mechanism.
+
+Preemption (SIGTERM) has one meaning everywhere: stop, keep what is saved, publish nothing
+new, and exit 0 so that the same command resumes.
+
+* `Preempted` is the exception that carries it. `lib.common.cli.run` turns it into exit 0
+  with one log line naming what was saved. It derives from `BaseException` so that a broad
+  `except Exception` (a restore fallback, a metric helper) never swallows it.
+* `install_preemption_handler()` (called by `cli.run`) makes SIGTERM raise `Preempted` in
+  the main thread wherever the program is (evaluation, between stages), unless a
+  `PreemptionGuard` is active: inside the train loop SIGTERM only sets a flag, the loop
+  finishes its step, saves a checkpoint and then raises `Preempted` itself.
+* `check_preempted(what)` raises `Preempted` if SIGTERM was seen at any time in this
+  process: call it before starting a stage or publishing a result.
+"""
 from __future__ import annotations
 
 import math
@@ -22,6 +36,41 @@ def assert_finite(step: int, metrics: Mapping[str, Any], last_good: int | None =
             raise NonFiniteError(f"metric '{name}' is {v} at step {step}{where}")
 
 
+class Preempted(BaseException):
+    """SIGTERM asked the run to stop; everything saved so far is kept, nothing new is
+    published. The message says what was saved; `cli.run` exits 0 on it."""
+
+
+_SEEN = False          # SIGTERM was received at some point in this process
+
+
+def preemption_seen() -> bool:
+    return _SEEN
+
+
+def check_preempted(what: str = "the next stage") -> None:
+    """Raise `Preempted` if SIGTERM was received in this process (call before starting a
+    stage or publishing a result)."""
+    if _SEEN:
+        raise Preempted(f"SIGTERM received earlier; not starting {what}; rerun the same "
+                        "command to resume")
+
+
+def _raise_preempted(signum, frame):  # noqa: ARG001
+    global _SEEN
+    _SEEN = True
+    raise Preempted("SIGTERM outside the train loop; nothing new was published; rerun the "
+                    "same command to resume")
+
+
+def install_preemption_handler() -> None:
+    """SIGTERM raises `Preempted` in the main thread (see the module docstring)."""
+    try:
+        signal.signal(signal.SIGTERM, _raise_preempted)
+    except ValueError:  # not the main thread (some notebook runners): leave SIGTERM as is
+        pass
+
+
 class PreemptionGuard:
     """Context manager: while active, SIGTERM sets `.requested` instead of killing.
 
@@ -35,6 +84,8 @@ class PreemptionGuard:
         self._old = {}
 
     def _handler(self, signum, frame):  # noqa: ARG002
+        global _SEEN
+        _SEEN = True
         self.requested = True
 
     def __enter__(self):
