@@ -446,8 +446,6 @@ def train_and_evaluate(config, workdir: str) -> dict:
 
 
 def _plots(workdir: str, results: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     curves = results["scaling"]["curves"]
     ks = sorted(int(k) for k in curves)

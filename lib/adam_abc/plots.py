@@ -7,8 +7,8 @@ here needs (log-log rates, slopes with intervals); these helpers draw from the
 from __future__ import annotations
 
 
-from lib.common import plotting  # selects the Agg backend before pyplot
-import matplotlib.pyplot as plt  # noqa: E402
+from lib.common import plotting
+import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 

@@ -1,13 +1,14 @@
-"""PNG plots with matplotlib's Agg backend: curves, theory-over-simulation points, field grids."""
+"""PNG plots: curves, theory-over-simulation points, field grids.
+
+No module in lib/ selects a matplotlib backend: binaries get Agg from `lib.common.cli.run`,
+a notebook keeps its inline backend, so `plt.show()` shows the figures there.
+"""
 from __future__ import annotations
 
 import os
 from typing import Mapping, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 

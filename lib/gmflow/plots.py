@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lib.common import plotting  # selects the Agg backend before pyplot
-import matplotlib.pyplot as plt  # noqa: E402
+from lib.common import plotting
+import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 
 

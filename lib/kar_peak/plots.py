@@ -1,9 +1,6 @@
 """PNG figures of a KAR/PEAK run: reconstructions, NTK eigen-spectra, 1-D regression fits."""
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 

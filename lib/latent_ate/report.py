@@ -155,8 +155,6 @@ def rmse_table(results: dict, order=None) -> str:
 
 def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) -> None:
     """Per estimator, the first `reps` replications' θ̂ with their 95% intervals."""
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     names = list(block)
     fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(names)), 4.5))
@@ -180,8 +178,6 @@ def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) 
 
 def plot_z_hist(path: str, block: dict, truth: float, names, title: str) -> None:
     """Histograms of (θ̂ − θ)/se against the N(0, 1) density (the paper's normality figure)."""
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     names = [n for n in names if n in block]
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3), squeeze=False)
