@@ -102,11 +102,12 @@ def _truncate_after(path: str, step: int) -> None:
 
 
 def _tensorboard_writer(logdir: str):
+    """A tensorboardX writer in `logdir`, or None (with one log line) when not installed."""
     try:
         from tensorboardX import SummaryWriter  # noqa: PLC0415
     except ImportError:
-        try:
-            from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415
-        except ImportError:
-            return None
+        logging.info("TensorBoard event files off: tensorboardX is not installed "
+                     "(pip install -e \".[tensorboard]\")")
+        return None
+    logging.info("TensorBoard event files in %s", logdir)
     return SummaryWriter(logdir)
