@@ -86,3 +86,28 @@ def test_all_extra_holds_every_optional_distribution():
                 if "core" not in g and g - {"test", "all"}}
     assert optional <= {d for d, g in decl.items() if "all" in g}, optional - {
         d for d, g in decl.items() if "all" in g}
+
+
+def test_every_optional_module_a_config_needs_is_in_the_extra_it_names():
+    """Each `optional_modules(config)` of every config at every variant names an extra of
+    setup.cfg that declares that module's distribution."""
+    import glob
+    import importlib
+
+    from lib.common import config as config_lib
+
+    decl = declared()
+    checked = 0
+    for path in sorted(glob.glob(os.path.join(ROOT, "configs", "*", "[!_]*.py"))):
+        spec = config_lib._module_of(path)
+        schema = importlib.import_module(spec.validate.__module__)
+        if not hasattr(schema, "optional_modules"):
+            continue
+        for variant in spec.VARIANTS:
+            for module, extra, why in schema.optional_modules(
+                    config_lib.load_config(f"{path}:{variant}")):
+                top = module.split(".")[0]
+                assert extra in decl.get(_norm(DIST.get(top, top)), set()), (
+                    f"{path}:{variant}: {module} ({why}) is not in extra {extra!r}")
+                checked += 1
+    assert checked >= 8

@@ -88,3 +88,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     (The interaction order against each data set's feature count is checked when the data
     are loaded, before any training: `experiments/anova_tpnn/train.py::load_datasets`.)"""
     return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+
+
+def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
+    """[(module, extra, what needs it)] for `lib.common.extras.require`."""
+    return [("interpret", "compare", "ebm.enabled = True")] if config.ebm.enabled else []

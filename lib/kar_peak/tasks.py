@@ -24,7 +24,6 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import ndimage
-from skimage import color, data, transform
 
 GREY_IMAGES = ("camera", "brick", "grass", "gravel", "moon", "coins")
 COLOUR_IMAGES = ("astronaut", "coffee", "chelsea", "rocket")
@@ -52,6 +51,7 @@ def _center_crop(img: np.ndarray, fraction: float) -> np.ndarray:
 
 def load_image(name: str, size: int, colour: bool = False, texture_crop: float = 1.0) -> np.ndarray:
     """(size, size, C) float32 in [0, 1] from `skimage.data` (see module docstring)."""
+    from skimage import color, data, transform  # optional: the `images` extra
     if name not in IMAGES:
         raise ValueError(f"unknown image {name!r}; allowed: {IMAGES}")
     if colour and name not in COLOUR_IMAGES:
@@ -78,6 +78,7 @@ def make_mask(kind: str, size: int, *, fraction: float = 0.5, patch: int = 8, se
         grid[chosen] = True
         mask = np.kron(grid.reshape(size // patch, size // patch), np.ones((patch, patch), bool)).astype(bool)
     elif kind == "textural":
+        from skimage import data, transform  # optional: the `images` extra
         text = data.text().astype(np.float64) / 255.0
         text = text[20:150, 10:440]                                   # the lines of letters
         small = transform.resize(text, (size, size), anti_aliasing=True, order=1)

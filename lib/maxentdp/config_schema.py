@@ -114,3 +114,10 @@ def _check_log_every(config: ml_collections.ConfigDict) -> None:
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
     return config_lib.validate(config, SCHEMA, checks=(_check_cross, _check_log_every))
+
+
+def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
+    """[(module, extra, what needs it)] for `lib.common.extras.require`."""
+    out = [("gymnax", "rl", "env 'pendulum'")] if "pendulum" in config.envs else []
+    brax = [e for e in config.envs if e in BRAX_TASKS]
+    return out + ([("brax", "rl", f"envs {brax}")] if brax else [])

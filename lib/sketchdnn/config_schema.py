@@ -101,3 +101,10 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
     return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+
+
+def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
+    """[(module, extra, what needs it)] for `lib.common.extras.require`."""
+    if config.data.source == "sketchgraphs":
+        return [("lz4", "sketchgraphs", "data.source = 'sketchgraphs'")]
+    return []
