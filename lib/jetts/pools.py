@@ -25,8 +25,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from lib.common import jsonl
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,9 +155,20 @@ def _write(path: str, items: Sequence[dict]) -> None:
     os.replace(tmp, path)
 
 
-def _read(path: str) -> list[Any]:
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+def _read(path: str, from_json: Callable[[dict], Any], what: str) -> list[Any]:
+    """Every record of the JSONL file `path` through `from_json`; ValueError naming
+    `path:line` for a line that is not JSON, not an object or not a `what` record."""
+    out = []
+    for where, record in jsonl.records(path):
+        try:
+            out.append(from_json(record))
+        except KeyError as e:
+            raise ValueError(f"{where}: not a {what} record (missing key {e.args[0]!r})") from None
+        except (TypeError, AttributeError) as e:
+            raise ValueError(f"{where}: not a {what} record ({e})") from None
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+    return out
 
 
 def save_pools(path: str, pools: Sequence[Pool]) -> None:
@@ -163,7 +176,8 @@ def save_pools(path: str, pools: Sequence[Pool]) -> None:
 
 
 def load_pools(path: str) -> list[Pool]:
-    return [pool_from_json(d) for d in _read(path)]
+    """The pools saved by `save_pools`; ValueError naming `path:line` for a bad line."""
+    return _read(path, pool_from_json, "pool")
 
 
 def save_trees(path: str, trees: Sequence[Tree]) -> None:
@@ -171,4 +185,5 @@ def save_trees(path: str, trees: Sequence[Tree]) -> None:
 
 
 def load_trees(path: str) -> list[Tree]:
-    return [tree_from_json(d) for d in _read(path)]
+    """The trees saved by `save_trees`; ValueError naming `path:line` for a bad line."""
+    return _read(path, tree_from_json, "tree")
