@@ -1,32 +1,57 @@
-"""Run generated code in a throw-away copy of a directory, with limits and no network.
+"""Run untrusted (model-written) code in a throw-away copy of a directory, inside a
+bubblewrap sandbox, with limits and no network.
 
     result = run_in_copy("path/to/project", ["python3", "solution.py"],
                          limits=Limits(wall_s=10, cpu_s=10, memory_mb=1024))
     report = run_pytest("path/to/project", ["tests/test_x.py"])
     report.status   # {"tests/test_x.py::test_a": "PASSED", ...}
 
-What the sandbox does (and does not):
+`src_dir` is copied into a fresh temporary directory `<root>/work` (symlinks kept as links);
+the command runs there with HOME=`<root>/home`, TMPDIR=`<root>/tmp`; the source is never
+touched and `<root>` is deleted afterwards (unless `keep=True`). stdout and stderr go to files
+(unbounded output cannot exhaust memory) and come back truncated to `max_output_bytes` each,
+head and tail kept.
 
-* copies `src_dir` into a fresh temporary directory `<root>/work` (symlinks kept as links)
-  and runs the command there with HOME and TMPDIR inside `<root>`; the source is never
-  touched, and the whole `<root>` is deleted afterwards (unless `keep=True`). Writes to
-  relative paths, $HOME and $TMPDIR therefore stay in the copy. It is *not* a chroot:
-  a process that writes to an absolute path elsewhere can, within RLIMIT_FSIZE;
-* limits through `resource.setrlimit`, set by a small launcher that then execs the
-  command (so the limits bind the command and all its children): RLIMIT_CPU (CPU seconds; SIGXCPU then
-  SIGKILL), RLIMIT_AS (address space, so large allocations fail with MemoryError /
-  ENOMEM), RLIMIT_FSIZE (largest file written), RLIMIT_CORE = 0; plus a wall-clock
-  timeout after which the whole process group (a new session) is killed with SIGKILL;
-* network: `network="none"` (default) runs the command inside a new, empty network
-  namespace with `unshare -n` (as root; `unshare -rn`, a user namespace, otherwise), where
-  only a downed loopback exists, so every connect fails. Where namespaces are unavailable,
-  `isolation="python_guard"` (chosen by `"auto"`) is the documented alternative: a
-  `sitecustomize.py` on PYTHONPATH makes `socket.connect`/`connect_ex`/`sendto` raise
-  `PermissionError` for internet sockets in every *Python* process the command starts
-  (non-Python programs are not covered; that is why namespaces come first). Both are
-  tested to refuse a connection to a listening loopback server;
-* stdout and stderr go to files (so unbounded output cannot exhaust memory) and come back
-  truncated to `max_output_bytes` each, keeping the head and the tail.
+Isolation modes (`RunResult.isolation` reports the one used):
+
+* ``"bwrap"`` (the default; `isolation="auto"` means this and nothing else): the command runs
+  under bubblewrap (`bwrap`, Debian package `bubblewrap`; `.ci/run` installs it) in new
+  user, mount, PID, network, IPC, UTS and cgroup namespaces, as uid/gid 1000 with no
+  capabilities, no_new_privs, and no further user namespaces (`--disable-userns`), so it
+  cannot `setns` back into the parent's network namespace. What it sees: read-only /usr,
+  /bin, /sbin, /lib*, /etc/ld.so.cache and /etc/alternatives, the interpreter's
+  `sys.prefix`/`sys.base_prefix` trees (bound alone, never their home directory), a synthetic
+  /etc/passwd and /etc/group naming only the sandbox user, a fresh /proc, a minimal /dev, an
+  empty private /tmp, and read-write only its copy, HOME and TMPDIR (at the same absolute
+  paths as outside). Not the workspace checkout, not /root or /home, not the host's /etc;
+  editable-install `.pth` entries that point elsewhere simply do not resolve. The network
+  namespace holds only its own loopback (`network="allow"` shares the host network, keeping
+  everything else). A process limit (`Limits.processes`, tasks at once: processes and
+  threads, the command's whole tree) is a pids cgroup when the caller is root (RLIMIT_NPROC is
+  not enforced for processes that are root outside), else RLIMIT_NPROC, which the kernel
+  counts per user namespace, so per sandbox. The wall-clock kill takes the whole tree down:
+  the command is in its own PID namespace whose init dies with bwrap
+  (`--die-with-parent`), so a `setsid` grandchild dies too, and so does anything the
+  command leaves running when it exits. When bwrap is missing or does not work here,
+  `SandboxError` says how to install it; there is no silent fallback;
+* ``"python_guard"`` -- a WEAK mode, only when explicitly asked for: no filesystem, PID or
+  process-count isolation at all; a `sitecustomize.py` on PYTHONPATH makes
+  `socket.connect`/`connect_ex`/`sendto` raise PermissionError for internet sockets in
+  Python processes (C extensions, `_socket`, bash's /dev/tcp and any other program get
+  through). Only for trusted code on machines without user namespaces;
+* ``"none"`` -- no isolation (trusted code, overhead measurements); needs `network="allow"`.
+
+In every mode a small launcher sets, then execs the command (so they bind it and all its
+children; no `preexec_fn`: forking a multithreaded parent such as a JAX process is unsafe):
+RLIMIT_CPU (SIGXCPU, then SIGKILL), RLIMIT_AS (large allocations fail with MemoryError /
+ENOMEM), RLIMIT_FSIZE (largest file written), RLIMIT_CORE = 0; plus a wall-clock timeout
+after which the process group (a new session) is killed with SIGKILL. Thread-pool variables
+(OMP/OpenBLAS/MKL) default to 1 so numeric libraries stay under the process limit.
+
+Not guaranteed: disk use in the copy is bounded per file (RLIMIT_FSIZE), not in total; kernel
+bugs (a sandbox shares the host kernel); timing side channels; CPU time of the sandbox's own
+init process; a program that is not under the bound trees (e.g. `python=` a different
+interpreter) is not found inside.
 
 `run_pytest` runs `python -m pytest -v -rA --continue-on-collection-errors` in the sandbox and parses the per-test statuses
 from its output (`parse_pytest_log`): PASSED, FAILED, SKIPPED, ERROR, XFAIL (XPASS counts
@@ -45,13 +70,19 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 
 STATUSES = ("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")
+ISOLATIONS = ("bwrap", "python_guard", "none")
+SANDBOX_UID = SANDBOX_GID = 1000
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`; .ci/run "
+                "does this), or pass isolation='python_guard' to accept the weak Python-only "
+                "network guard for trusted code")
 
 
 class SandboxError(RuntimeError):
-    """The sandbox could not be set up as asked (e.g. no way to isolate the network)."""
+    """The sandbox could not be set up as asked (e.g. bubblewrap missing or not working)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,21 +92,23 @@ class Limits:
     memory_mb: int = 2048
     file_mb: int = 64
     max_output_bytes: int = 64_000
+    processes: int = 64      # tasks (processes + threads) at once in the sandbox (bwrap mode)
 
     def __post_init__(self):
-        for name in ("wall_s", "cpu_s", "memory_mb", "file_mb", "max_output_bytes"):
+        for name in ("wall_s", "cpu_s", "memory_mb", "file_mb", "max_output_bytes",
+                     "processes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} = {getattr(self, name)} must be > 0")
 
 
 @dataclasses.dataclass
 class RunResult:
-    returncode: int          # negative: killed by that signal
+    returncode: int          # negative: killed by that signal (bwrap: an exit > 128 too)
     stdout: str
     stderr: str
     timed_out: bool          # the wall-clock limit killed it
     wall_s: float
-    isolation: str           # "unshare" | "python_guard" | "none"
+    isolation: str           # "bwrap" | "python_guard" | "none"
     stdout_bytes: int        # sizes before truncation
     stderr_bytes: int
     root: str | None = None  # the sandbox directory when keep=True (else deleted)
@@ -89,27 +122,7 @@ class RunResult:
         return signal.Signals(-self.returncode).name if self.returncode < 0 else None
 
 
-@functools.cache
-def _unshare_prefix() -> tuple[str, ...] | None:
-    """The `unshare` command that gives an empty network namespace here, or None."""
-    exe = shutil.which("unshare")
-    if exe is None:
-        return None
-    for prefix in ((exe, "-n"), (exe, "-rn")):
-        try:
-            ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        if ok:
-            return prefix
-    return None
-
-
-def namespaces_available() -> bool:
-    return _unshare_prefix() is not None
-
-
-_GUARD = '''"""Installed by lib/lm/sandbox.py: internet sockets may not connect."""
+_GUARD = """"\""Installed by lib/lm/sandbox.py: internet sockets may not connect."\""
 import socket as _s
 _FAMILIES = {_s.AF_INET, getattr(_s, "AF_INET6", _s.AF_INET)}
 def _deny(*a, **k):
@@ -125,7 +138,7 @@ def _sendto(self, *a, **k):
     if self.family in _FAMILIES: _deny()
     return _orig_sendto(self, *a, **k)
 _s.socket.connect, _s.socket.connect_ex, _s.socket.sendto = _connect, _connect_ex, _sendto
-'''
+"""
 
 
 def _truncate(data: bytes, limit: int) -> str:
@@ -139,34 +152,184 @@ def _truncate(data: bytes, limit: int) -> str:
 
 _LAUNCHER = (
     "import os, resource, sys\n"
-    "cpu, mem, size = (int(v) for v in sys.argv[1:4])\n"
+    "cpu, mem, size, nproc = (int(v) for v in sys.argv[1:5])\n"
     "resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))\n"
     "resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n"
     "resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))\n"
     "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
-    "os.execvp(sys.argv[4], sys.argv[4:])\n")
+    "if nproc:\n"
+    "    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))\n"
+    "os.execvp(sys.argv[5], sys.argv[5:])\n")
 
 
-def _limited(cmd: Sequence[str], limits: Limits) -> list[str]:
-    """`cmd` behind a tiny Python launcher that sets the rlimits and then execs it (no
-    `preexec_fn`: forking a multithreaded parent such as a JAX process is unsafe)."""
+def _limited(cmd: Sequence[str], limits: Limits, nproc: int = 0) -> list[str]:
+    """`cmd` behind a tiny Python launcher that sets the rlimits and then execs it."""
     return [sys.executable, "-S", "-c", _LAUNCHER, str(int(limits.cpu_s)),
-            str(int(limits.memory_mb) * 2 ** 20), str(int(limits.file_mb) * 2 ** 20), *cmd]
+            str(int(limits.memory_mb) * 2 ** 20), str(int(limits.file_mb) * 2 ** 20),
+            str(int(nproc)), *cmd]
 
+
+# ----------------------------------------------------------------------------- bubblewrap
+
+def _python_trees() -> list[str]:
+    """The interpreter's prefix trees (venv and base), deduplicated, outermost first."""
+    trees = []
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
+        p = os.path.abspath(p)
+        homes = {"/", "/root", "/home", os.path.expanduser("~")}
+        if p in homes or (os.path.dirname(p) == "/home"):
+            raise SandboxError(f"the interpreter's tree {p!r} is a home or root directory; "
+                               "the sandbox binds an interpreter's own tree only (use a venv)")
+        if p not in trees:
+            trees.append(p)
+    return sorted(trees, key=len)
+
+
+@functools.cache
+def _system_view() -> tuple[str, ...]:
+    """bwrap arguments for the read-only system view (see the module docstring)."""
+    args: list[str] = []
+    covered: list[str] = []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+            covered.append(d)
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+            covered.append(d)
+    for f in ("/etc/ld.so.cache", "/etc/alternatives"):
+        args += ["--ro-bind-try", f, f]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for tree in _python_trees():       # after /tmp: a CI venv lives under /tmp
+        real = os.path.realpath(tree)
+        if not any(real == c or real.startswith(c + "/") for c in covered):
+            args += ["--ro-bind", tree, tree]
+            covered.append(real)
+    return tuple(args)
+
+
+def _bwrap_base(network: str) -> list[str]:
+    exe = shutil.which("bwrap")
+    if exe is None:
+        raise SandboxError(f"bubblewrap (`bwrap`) is not on PATH: {INSTALL_HINT}")
+    return [exe, "--unshare-all", "--unshare-user", *(["--share-net"] if network == "allow"
+                                                       else []),
+            "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "sandbox",
+            *_system_view()]
+
+
+@functools.cache
+def _bwrap_works() -> str | None:
+    """None when a minimal bwrap sandbox runs `true` here, else why not."""
+    try:
+        r = subprocess.run([*_bwrap_base("none"), "true"], capture_output=True, timeout=30,
+                           stdin=subprocess.DEVNULL)
+    except SandboxError as e:
+        return str(e)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bwrap could not start: {e}"
+    if r.returncode != 0:
+        return (f"bwrap does not work here (exit {r.returncode}: "
+                f"{r.stderr.decode(errors='replace').strip()[:300]})")
+    return None
+
+
+def bwrap_available() -> bool:
+    """Whether the default (bubblewrap) sandbox works on this machine."""
+    return _bwrap_works() is None
+
+
+@functools.cache
+def _pids_cgroup_parent() -> str | None:
+    """A cgroup directory (v1 pids hierarchy or v2 with the pids controller) under which this
+    root process may create per-run cgroups, else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return None
+    candidates = [m[1] for m in mounts if m[2] == "cgroup" and "pids" in m[3].split(",")]
+    candidates += [m[1] for m in mounts if m[2] == "cgroup2"]
+    for parent in candidates:
+        probe = os.path.join(parent, f"lm_sandbox_probe_{uuid.uuid4().hex[:12]}")
+        try:
+            os.mkdir(probe)
+        except OSError:
+            continue
+        try:
+            ok = os.path.exists(os.path.join(probe, "pids.max"))
+        finally:
+            os.rmdir(probe)
+        if ok:
+            return parent
+    return None
+
+
+def _process_limit_mechanism() -> str:
+    if os.geteuid() != 0:
+        return "rlimit"
+    if _pids_cgroup_parent() is not None:
+        return "cgroup"
+    raise SandboxError("running as root, but no writable pids cgroup (v1 `pids` hierarchy or "
+                       "cgroup v2 with the pids controller) to limit the sandbox's processes; "
+                       "RLIMIT_NPROC does not bind root. Run as a non-root user or give this "
+                       "process a writable cgroup")
+
+
+_SIGNALS = frozenset(int(s) for s in signal.Signals)
+_JOIN_CGROUP = ('echo $$ > "$0" || { echo "lm_sandbox: could not join cgroup $0" >&2; '
+                'exit 125; }; exec "$@"')
+
+
+def _remove_cgroup(path: str) -> None:
+    """rmdir a per-run cgroup once its tasks are gone (bounded: about 2 s)."""
+    for _ in range(200):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def _write_identity(root: str) -> str:
+    etc = os.path.join(root, "etc")
+    os.makedirs(etc)
+    with open(os.path.join(etc, "passwd"), "w") as f:
+        f.write(f"sandbox:x:{SANDBOX_UID}:{SANDBOX_GID}:sandbox:{root}/home:/bin/sh\n")
+    with open(os.path.join(etc, "group"), "w") as f:
+        f.write(f"sandbox:x:{SANDBOX_GID}:\n")
+    return etc
+
+
+# ----------------------------------------------------------------------------- running
 
 def _choose_isolation(network: str, isolation: str) -> str:
-    if network == "allow":
-        return "none"
-    if network != "none":
+    if network not in ("none", "allow"):
         raise ValueError(f"network = {network!r}; expected 'none' or 'allow'")
-    if isolation not in ("auto", "unshare", "python_guard"):
-        raise ValueError(f"isolation = {isolation!r}; expected auto, unshare or python_guard")
-    if isolation == "unshare" and not namespaces_available():
-        raise SandboxError("isolation='unshare' asked for, but `unshare -n`/`unshare -rn` does "
-                           "not work here; use isolation='python_guard' (Python code only)")
-    if isolation == "auto":
-        return "unshare" if namespaces_available() else "python_guard"
-    return isolation
+    if isolation == "unshare":
+        raise ValueError("isolation='unshare' was removed (it isolated the network only); "
+                         "use the default bubblewrap sandbox, isolation='bwrap'")
+    if isolation not in ("auto", *ISOLATIONS):
+        raise ValueError(f"isolation = {isolation!r}; expected auto, {', '.join(ISOLATIONS)}")
+    mode = "bwrap" if isolation == "auto" else isolation
+    if mode == "python_guard" and network == "allow":
+        raise ValueError("isolation='python_guard' is a network guard; network='allow' "
+                         "contradicts it (use isolation='none')")
+    if mode == "none" and network == "none":
+        raise ValueError("isolation='none' cannot block the network; pass network='allow' "
+                         "(trusted code only) or use the bubblewrap sandbox")
+    if mode == "bwrap":
+        why = _bwrap_works()
+        if why is not None:
+            raise SandboxError(f"{why}; untrusted code is not run without the sandbox: "
+                               f"{INSTALL_HINT}")
+    return mode
 
 
 def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Limits(),
@@ -176,14 +339,17 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
     """Run `cmd` in a temporary copy of `src_dir` (None: an empty directory) under `limits`.
 
     `files` = {relative path: text} are written into the copy first (e.g. a generated
-    solution). `env` adds variables to the minimal environment (PATH, HOME, TMPDIR, LANG).
+    solution). `env` adds variables to the minimal environment (PATH with the interpreter's
+    bin first, HOME, TMPDIR, LANG, USER, single-threaded OMP/OpenBLAS/MKL).
     """
     if not cmd:
         raise ValueError("empty command")
     if src_dir is not None and not os.path.isdir(src_dir):
         raise ValueError(f"source directory {src_dir!r} does not exist")
     mode = _choose_isolation(network, isolation)
+    limiter = _process_limit_mechanism() if mode == "bwrap" else None
     root = tempfile.mkdtemp(prefix="lm_sandbox_")
+    cgroup = None
     try:
         work = os.path.join(root, "work")
         if src_dir is None:
@@ -197,27 +363,51 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text)
-        for d in ("home", "tmp"):
-            os.makedirs(os.path.join(root, d))
-        child_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                     "HOME": os.path.join(root, "home"), "TMPDIR": os.path.join(root, "tmp"),
-                     "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        home, tmp = os.path.join(root, "home"), os.path.join(root, "tmp")
+        for d in (home, tmp):
+            os.makedirs(d)
+        path_env = os.environ.get("PATH", "/usr/bin:/bin")
+        child_env = {"PATH": os.pathsep.join([os.path.dirname(sys.executable), path_env]),
+                     "HOME": home, "TMPDIR": tmp, "LANG": "C.UTF-8", "USER": "sandbox",
+                     "LOGNAME": "sandbox", "PYTHONDONTWRITEBYTECODE": "1",
+                     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         child_env.update(env or {})
-        full_cmd = _limited(cmd, limits)
-        if mode == "unshare":
-            full_cmd = [*_unshare_prefix(), "--", *full_cmd]
-        elif mode == "python_guard":
-            guard = os.path.join(root, "guard")
-            os.makedirs(guard)
-            with open(os.path.join(guard, "sitecustomize.py"), "w") as f:
-                f.write(_GUARD)
-            child_env["PYTHONPATH"] = os.pathsep.join(
-                [guard] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else []))
+        popen_env = child_env
+        if mode == "bwrap":
+            etc = _write_identity(root)
+            full_cmd = [*_bwrap_base(network),
+                        "--ro-bind", os.path.join(etc, "passwd"), "/etc/passwd",
+                        "--ro-bind", os.path.join(etc, "group"), "/etc/group",
+                        "--bind", work, work, "--bind", home, home, "--bind", tmp, tmp,
+                        "--chdir", work, "--clearenv"]
+            for k, v in child_env.items():
+                full_cmd += ["--setenv", k, v]
+            # RLIMIT_NPROC counts the namespace's init too: + 1 leaves `processes` to the command
+            nproc = limits.processes + 1 if limiter == "rlimit" else 0
+            full_cmd += ["--", *_limited(cmd, limits, nproc)]
+            if limiter == "cgroup":
+                cgroup = os.path.join(_pids_cgroup_parent(), f"lm_sandbox_{uuid.uuid4().hex}")
+                os.mkdir(cgroup)
+                # + 2: bwrap itself and the namespace's init, which are not the command's
+                with open(os.path.join(cgroup, "pids.max"), "w") as f:
+                    f.write(str(limits.processes + 2))
+                full_cmd = ["/bin/sh", "-c", _JOIN_CGROUP,
+                            os.path.join(cgroup, "cgroup.procs"), *full_cmd]
+            popen_env = {"PATH": "/usr/bin:/bin"}
+        else:
+            full_cmd = _limited(cmd, limits)
+            if mode == "python_guard":
+                guard = os.path.join(root, "guard")
+                os.makedirs(guard)
+                with open(os.path.join(guard, "sitecustomize.py"), "w") as f:
+                    f.write(_GUARD)
+                child_env["PYTHONPATH"] = os.pathsep.join(
+                    [guard] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else []))
         out_path, err_path = os.path.join(root, "stdout"), os.path.join(root, "stderr")
         t0 = time.perf_counter()
         timed_out = False
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(full_cmd, cwd=work, env=child_env, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(full_cmd, cwd=work, env=popen_env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=err, start_new_session=True)
             try:
                 proc.wait(timeout=limits.wall_s)
@@ -233,10 +423,18 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
             so = f.read()
         with open(err_path, "rb") as f:
             se = f.read()
-        return RunResult(proc.returncode, _truncate(so, limits.max_output_bytes),
+        if cgroup is not None and proc.returncode == 125 and b"lm_sandbox: could not join" in se:
+            raise SandboxError(f"could not put the sandbox into its pids cgroup {cgroup}: "
+                               f"{se.decode(errors='replace').strip()[:300]}")
+        code = proc.returncode
+        if mode == "bwrap" and code > 128 and (code - 128) in _SIGNALS:
+            code = 128 - code       # bwrap's init reports a signal death as 128 + signal
+        return RunResult(code, _truncate(so, limits.max_output_bytes),
                          _truncate(se, limits.max_output_bytes), timed_out, wall, mode,
                          len(so), len(se), root if keep else None)
     finally:
+        if cgroup is not None:
+            _remove_cgroup(cgroup)
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
 

@@ -118,17 +118,44 @@ CONNECT = ("import socket, sys\ns = socket.socket()\ns.settimeout(5)\n"
            "    print('REFUSED', type(e).__name__); sys.exit(3)\nprint('CONNECTED')\n")
 
 
-@pytest.mark.parametrize("isolation", ["unshare", "python_guard"])
+@pytest.mark.parametrize("isolation", ["auto", "bwrap", "python_guard"])
 def test_network_is_refused(isolation, listening_port):
     port, accepted = listening_port
-    if isolation == "unshare" and not sb.namespaces_available():
-        pytest.skip("no network namespaces on this machine (python_guard is tested instead)")
     code = CONNECT.format(port=port)
     r = sb.run_in_copy(None, [sys.executable, "-c", code], isolation=isolation)
     assert r.returncode == 3 and "REFUSED" in r.stdout, (r.stdout, r.stderr)
-    assert r.isolation == isolation
+    assert r.isolation == ("bwrap" if isolation == "auto" else isolation)
     allowed = sb.run_in_copy(None, [sys.executable, "-c", code], network="allow")
     assert "CONNECTED" in allowed.stdout                   # the server was reachable
+    assert allowed.isolation == "bwrap"                    # still sandboxed, network shared
+
+
+def test_missing_bwrap_is_refused_with_install_hint(monkeypatch):
+    """No silent fallback to the Python guard: without bwrap, untrusted code does not run."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    sb._bwrap_works.cache_clear()
+    try:
+        with pytest.raises(sb.SandboxError, match="apt-get install -y bubblewrap"):
+            sb.run_in_copy(None, ["true"])
+        assert not sb.bwrap_available()
+        guard = sb.run_in_copy(None, [sys.executable, "-c", "print(1)"],
+                               isolation="python_guard")   # only when asked for by name
+        assert guard.isolation == "python_guard" and guard.ok
+    finally:
+        sb._bwrap_works.cache_clear()
+
+
+def test_isolation_choices_are_checked():
+    with pytest.raises(ValueError, match="'unshare' was removed"):
+        sb.run_in_copy(None, ["true"], isolation="unshare")
+    with pytest.raises(ValueError, match="cannot block the network"):
+        sb.run_in_copy(None, ["true"], isolation="none")
+    with pytest.raises(ValueError, match="contradicts"):
+        sb.run_in_copy(None, ["true"], isolation="python_guard", network="allow")
+    with pytest.raises(ValueError, match="Limits.processes"):
+        sb.Limits(processes=0)
+    r = sb.run_in_copy(None, ["true"], isolation="none", network="allow")
+    assert r.ok and r.isolation == "none"
 
 
 def test_writes_stay_in_the_temporary_copy(project):
