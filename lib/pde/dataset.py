@@ -2,15 +2,25 @@
 
 A dataset is a directory `<root>/<pde>_<cache key>/` holding
 
-    metadata.json   what was simulated (see `dataset_metadata`); written last
+    metadata.json   what was simulated (see `dataset_metadata`), plus `files` (the size and
+                    sha256 of each split file) and `command` (what wrote it); written last
     train.npz       `data`: (n_train, n_frames + 1, C, m[, m]) coarse fields; `times`: (n_frames + 1,)
     test.npz        the same for the test trajectories
 
-The cache key is a hash of the metadata, so an identical request finds its directory and
-is not recomputed. The directory is built under a temporary name and renamed into place
-only when every file is written: a crash or a blow-up never leaves a directory that looks
-finished. `load_dataset` refuses a dataset whose metadata differs from what the caller
-expects and names the differing field.
+The cache key is a hash of the metadata (without `files` and `command`), so an identical
+request finds its directory and is not recomputed. The directory is built under a
+temporary name and renamed into place only when every file is written: a crash or a
+blow-up never leaves a directory that looks finished. `load_dataset` refuses a dataset
+whose metadata differs from what the caller expects and names the differing field.
+
+Corrupt caches (a truncated or overwritten split, a broken metadata.json) are never used:
+`load_dataset` checks each split's size and sha256 against metadata.json before reading
+it (datasets written before the checksums existed are checked by reading every array in
+full, which verifies the zip CRCs) and raises `CorruptDatasetError`, one line naming the
+file, the problem and the command that rebuilds it. `generate_dataset` (what the tool and
+the experiments call) rebuilds a corrupt cache by itself: nothing the user had is lost,
+because the data are a pure function of the metadata and the corrupt folder is moved
+aside to `<name>.corrupt-<UTC time>`, never deleted; so rerunning the command heals it.
 """
 from __future__ import annotations
 
@@ -18,19 +28,32 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 import shutil
+import sys
 import tempfile
+import time
+import zipfile
+import zlib
 from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
+from absl import logging
 from jax.sharding import Mesh
 
+from lib.common import jsonl
 from lib.pde import checks, downsampling, systems, trajectory
 
 FORMAT_VERSION = 1
 METADATA = "metadata.json"
 SPLITS = ("train", "test")
+# Written into metadata.json beside the metadata, but not part of it (not hashed, not compared).
+FILES, COMMAND = "files", "command"
+
+
+class CorruptDatasetError(ValueError):
+    """A cached dataset file is damaged or foreign; the message names the file and the fix."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,10 +201,53 @@ def simulate_coarse(
     return np.concatenate(frames, axis=1)[:count]
 
 
-def _write_split(directory: str, split: str, data: np.ndarray, metadata: Mapping[str, Any]) -> None:
+def _sha256(file: str) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_split(directory: str, split: str, data: np.ndarray, metadata: Mapping[str, Any]) -> dict:
+    """Write `<split>.npz`; returns its `{"bytes", "sha256"}` for metadata.json."""
     times = metadata["warmup_steps"] * metadata["dt"] + metadata["frame_dt"] * np.arange(data.shape[1])
-    with open(os.path.join(directory, f"{split}.npz"), "wb") as f:
+    file = os.path.join(directory, f"{split}.npz")
+    with open(file, "wb") as f:
         np.savez(f, data=data, times=times)
+    return {"bytes": os.path.getsize(file), "sha256": _sha256(file)}
+
+
+def rebuild_command(root: str, pde: str) -> str:
+    """The tool command that (re)builds a `pde` dataset under `root` (variant left to fill in)."""
+    return (f"python tools/make_pde_data.py --config=configs/pde_data/{pde}.py:<variant> "
+            f"--workdir={shlex.quote(root)}")
+
+
+def _current_command() -> str:
+    return shlex.join(["python", *sys.argv]) if sys.argv and sys.argv[0] else ""
+
+
+def _corrupt(file: str, problem: str, path: str, command: str | None) -> CorruptDatasetError:
+    """The one-line error for a damaged cache file, with how to rebuild it."""
+    root, name = os.path.split(os.path.abspath(path))
+    pde = name.rsplit("_", 1)[0]
+    how = (f"rerun `{command}`" if command else f"rerun the command that wrote it, e.g. "
+           f"`{rebuild_command(root, pde)}`")
+    return CorruptDatasetError(
+        f"{file}: {problem}; this dataset cache is corrupt and is not used. To rebuild it, "
+        f"{how}: the corrupt folder is moved aside to {name}.corrupt-<time> and regenerated "
+        f"(or delete {path} first)")
+
+
+def move_aside(path: str) -> str:
+    """Rename the folder `path` to `<path>.corrupt-<UTC time>` (never delete); returns the new name."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target, k = f"{path}.corrupt-{stamp}", 1
+    while os.path.exists(target):
+        target, k = f"{path}.corrupt-{stamp}-{k}", k + 1
+    os.rename(path, target)
+    return target
 
 
 def generate_dataset(
@@ -189,19 +255,27 @@ def generate_dataset(
     root: str,
     mesh: Mesh | None = None,
     progress: Callable[[int, int], None] | None = None,
+    command: str | None = None,
 ) -> tuple[str, bool]:
     """Write the dataset of `spec` under `root`, or find it there already.
 
-    Returns `(path, cached)`: `cached` is True when an identical dataset existed and
-    nothing was computed. Train and test trajectories are simulated as one batch;
-    `progress(steps_done, total_steps)` reports advancement.
+    Returns `(path, cached)`: `cached` is True when an identical, intact dataset existed
+    and nothing was computed. A cached folder that fails `check_dataset` (a corrupt file,
+    or metadata that is not the one its name hashes) is moved aside to `<path>.corrupt-<UTC time>` (logged) and rebuilt.
+    Train and test trajectories are simulated as one batch; `progress(steps_done,
+    total_steps)` reports advancement. `command` (default: this process's command line)
+    is recorded in metadata.json for the rebuild hint of a later corruption error.
     On any error (including a blow-up) the temporary directory is removed.
     """
     metadata = dataset_metadata(spec)
     path = dataset_path(root, metadata)
-    if os.path.exists(os.path.join(path, METADATA)):
-        load_metadata(path, metadata)
-        return path, True
+    if os.path.exists(path):
+        try:
+            check_dataset(path, metadata)
+            return path, True
+        except ValueError as err:  # corrupt, or metadata that is not the one its name hashes
+            aside = move_aside(path)
+            logging.warning("%s; moved the folder aside to %s and rebuilding it", err, aside)
     solver = systems.build(spec.pde, spec.params, spec.dtype)
     os.makedirs(root, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=root, prefix=f".{os.path.basename(path)}.tmp-")
@@ -210,10 +284,12 @@ def generate_dataset(
             [initial_keys(spec.seed, split, metadata[f"n_{split}"]) for split in SPLITS]
         )
         data = simulate_coarse(solver, keys, metadata, spec.chunk_frames, mesh, progress)
-        _write_split(tmp, "train", data[: spec.n_train], metadata)
-        _write_split(tmp, "test", data[spec.n_train:], metadata)
+        files = {f"{split}.npz": _write_split(tmp, split, part, metadata) for split, part in
+                 (("train", data[: spec.n_train]), ("test", data[spec.n_train:]))}
+        record = {**metadata, FILES: files,
+                  COMMAND: _current_command() if command is None else command}
         with open(os.path.join(tmp, METADATA), "w") as f:
-            json.dump(metadata, f, indent=2, sort_keys=True)
+            json.dump(record, f, indent=2, sort_keys=True)
         os.rename(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -234,17 +310,30 @@ def _first_difference(found: Any, expected: Any, prefix: str = "") -> str | None
     return None if found == expected else prefix.rstrip(".")
 
 
+def _read_record(path: str) -> dict[str, Any]:
+    """metadata.json of the dataset folder `path` as stored (metadata, files, command)."""
+    file = os.path.join(path, METADATA)
+    if not os.path.isdir(path):
+        raise ValueError(f"{path!r} is not a finished dataset (no {METADATA})")
+    if not os.path.isfile(file):
+        raise _corrupt(file, "missing (the folder exists but holds no finished dataset)", path, None)
+    try:
+        return jsonl.read_json(file, error=CorruptDatasetError, expect=dict)
+    except CorruptDatasetError as err:   # "<file>[:line:col]: problem"
+        loc, _, problem = str(err)[len(file):].partition(": ")
+        raise _corrupt(file + loc, problem, path, None) from None
+
+
 def load_metadata(path: str, expected: Mapping[str, Any]) -> dict[str, Any]:
     """The metadata of the finished dataset at `path`, checked against `expected`.
 
     Raises ValueError when `path` holds no finished dataset or when a field differs
-    (the message names the first differing field and both values).
+    (the message names the first differing field and both values), and
+    `CorruptDatasetError` when metadata.json is missing from the folder or unreadable.
+    The stored `files` and `command` entries are not part of the returned metadata.
     """
-    file = os.path.join(path, METADATA)
-    if not os.path.isfile(file):
-        raise ValueError(f"{path!r} is not a finished dataset (no {METADATA})")
-    with open(file) as f:
-        found = json.load(f)
+    found = _read_record(path)
+    found = {k: v for k, v in found.items() if k not in (FILES, COMMAND)}
     expected = json.loads(json.dumps(expected))  # tuples -> lists, as stored
     field = _first_difference(found, expected)
     if field is not None:
@@ -265,15 +354,61 @@ def _lookup(metadata: Mapping[str, Any], field: str) -> Any:
     return node
 
 
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError)
+
+
+def _read_split(path: str, split: str, metadata: Mapping[str, Any], files: Mapping | None,
+                command: str | None) -> dict[str, np.ndarray]:
+    """`{"data", "times"}` of `<split>.npz`, after checking its size and sha256 (when
+    recorded), that it reads in full (zip CRCs) and that its shapes match the metadata."""
+    file = os.path.join(path, f"{split}.npz")
+    if not os.path.isfile(file):
+        raise _corrupt(file, "missing", path, command)
+    if files is not None:
+        want = files.get(f"{split}.npz") if isinstance(files, Mapping) else None
+        if not isinstance(want, Mapping) or not {"bytes", "sha256"} <= set(want):
+            raise _corrupt(file, f"no checksum recorded for it in {METADATA}", path, command)
+        size = os.path.getsize(file)
+        if size != want["bytes"]:
+            raise _corrupt(file, f"{size} bytes, {METADATA} records {want['bytes']} (truncated or "
+                           "overwritten)", path, command)
+        if _sha256(file) != want["sha256"]:
+            raise _corrupt(file, f"sha256 differs from the one recorded in {METADATA}", path, command)
+    with open(file, "rb") as f:
+        magic = f.read(4)
+    if magic != b"PK\x03\x04":
+        raise _corrupt(file, f"not an .npz (zip) file (starts with {magic!r})", path, command)
+    try:
+        with np.load(file) as f:
+            out = {"data": f["data"], "times": f["times"]}
+    except _READ_ERRORS as err:
+        raise _corrupt(file, f"unreadable ({type(err).__name__}: {err})", path, command) from None
+    n, frames = metadata[f"n_{split}"], metadata["n_frames"]
+    lead = (n, frames, len(metadata["fields"]))
+    if out["data"].shape[:3] != lead or out["times"].shape != (frames,):
+        raise _corrupt(file, f"holds data {out['data'].shape} and times {out['times'].shape}, "
+                       f"expected data ({n}, {frames}, {lead[2]}, ...) and times ({frames},)",
+                       path, command)
+    return out
+
+
 def load_dataset(path: str, expected_metadata: Mapping[str, Any]) -> dict[str, Any]:
     """Load a dataset written by `generate_dataset`, refusing one that does not match.
 
     Returns `{"metadata": dict, "train": {"data", "times"}, "test": {"data", "times"}}`
-    with numpy arrays (`data`: `(n, n_frames, C, m[, m])`).
+    with numpy arrays (`data`: `(n, n_frames, C, m[, m])`). Raises `CorruptDatasetError`
+    (one line: the file, the problem, the rebuild command) for a damaged or foreign file.
     """
+    record = _read_record(path)
     metadata = load_metadata(path, expected_metadata)
+    command = record.get(COMMAND) or None
     out: dict[str, Any] = {"metadata": metadata}
     for split in SPLITS:
-        with np.load(os.path.join(path, f"{split}.npz")) as f:
-            out[split] = {"data": f["data"], "times": f["times"]}
+        out[split] = _read_split(path, split, metadata, record.get(FILES), command)
     return out
+
+
+def check_dataset(path: str, expected_metadata: Mapping[str, Any]) -> None:
+    """Raise `CorruptDatasetError` (or ValueError for other metadata) unless the dataset
+    at `path` loads intact; the check `generate_dataset` runs on a cached folder."""
+    load_dataset(path, expected_metadata)
