@@ -1,6 +1,6 @@
 """The client against tools/serve_lm.py over loopback HTTP (no mocks): n samples, logprobs,
 tool calls (native and the text fallback), the cache, retries after HTTP 500, malformed JSON,
-and clear errors for bad requests."""
+clear errors for bad requests, and the API key the served process requires."""
 import json
 import threading
 import urllib.request
@@ -22,6 +22,7 @@ from lib.lm.server import make_server
 from tests.lm import lm_helpers as h
 
 MT = 24    # one max_tokens everywhere: fewer shapes, fewer compiles in the server
+KEY = "test-key-0123"
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +31,34 @@ def run():
 
 
 @pytest.fixture(scope="module")
-def served(run):
-    server = h.ServerProcess(run)
+def served(run, tmp_path_factory):
+    key_file = tmp_path_factory.mktemp("key") / "api_key.txt"
+    key_file.write_text(KEY + "\n")
+    server = h.ServerProcess(run, "--name=fixture", f"--api_key_file={key_file}")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
 def local(run):
-    return LocalLM.from_workdir(run)
+    return LocalLM.from_workdir(run, name="fixture")
 
 
 def client(served, **kw):
     kw.setdefault("max_retries", 0)
     kw.setdefault("cache_mode", "off")
+    kw.setdefault("api_key", KEY)
     return OpenAIClient(served.base_url, "fixture", timeout_s=120, **kw)
+
+
+def test_served_process_requires_its_api_key_and_its_model_name(served):
+    with pytest.raises(LMHTTPError, match="HTTP 401.*API key") as e:
+        client(served, api_key=None).chat(h.SAY_HI, temperature=0, max_tokens=MT)
+    assert e.value.status == 401
+    with pytest.raises(LMHTTPError, match="model_not_found") as e:
+        OpenAIClient(served.base_url, "lm_test_run", api_key=KEY, max_retries=0,
+                     cache_mode="off").chat(h.SAY_HI, temperature=0, max_tokens=MT)
+    assert e.value.status == 404
 
 
 def test_greedy_chat_and_n_samples_with_logprobs(served, local):
@@ -154,7 +168,8 @@ class _Faulty:
                     code, payload = status, body
                 else:
                     req = urllib.request.Request(upstream + self.path[len("/v1"):], data=data,
-                                                 headers={"Content-Type": "application/json"})
+                                                 headers={"Content-Type": "application/json",
+                                                          "Authorization": f"Bearer {KEY}"})
                     with urllib.request.urlopen(req, timeout=120) as r:
                         code, payload = 200, r.read()
                 self.send_response(code)
@@ -174,11 +189,12 @@ class _Faulty:
 def test_http_500_is_retried_with_backoff(served):
     faulty = _Faulty(served.base_url, fail=2)
     try:
-        c = OpenAIClient(faulty.url, "fixture", max_retries=3, backoff_s=0.01)
+        c = OpenAIClient(faulty.url, "fixture", max_retries=3, backoff_s=0.01, api_key=KEY)
         assert c.chat(h.SAY_HI, temperature=0, max_tokens=MT).texts == [h.HI_REPLY]
         assert c.requests_sent == 3 and faulty.count == 3
         faulty.count = 0
-        gives_up = OpenAIClient(faulty.url, "fixture", max_retries=1, backoff_s=0.01)
+        gives_up = OpenAIClient(faulty.url, "fixture", max_retries=1, backoff_s=0.01,
+                                api_key=KEY)
         with pytest.raises(LMResponseError, match=r"failed after 2 attempts; last: HTTP 500"):
             gives_up.chat(h.SAY_HI, temperature=0, max_tokens=MT)
     finally:
@@ -207,7 +223,8 @@ def test_bad_requests_get_clear_errors(served):
     with pytest.raises(ValueError, match="top_p"):
         c.chat(h.SAY_HI, top_p=0.0)
     req = urllib.request.Request(served.base_url + "/chat/completions", data=b"{oops",
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": f"Bearer {KEY}"})
     with pytest.raises(urllib.error.HTTPError) as raw:
         urllib.request.urlopen(req, timeout=30)
     assert raw.value.code == 400 and b"not JSON" in raw.value.read()

@@ -1,0 +1,335 @@
+"""lib/lm/server.py under hostile or heavy traffic, over real loopback sockets with a fake
+model that answers at once: a burst of hundreds of connections, stalled and trickling
+uploads, Content-Length abuse, unknown models, out-of-range sampling parameters, API keys,
+and a full connection queue."""
+import contextlib
+import http.client
+import json
+import math
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from lib.lm.client import ChatResult, Choice, LanguageModel, LMHTTPError, OpenAIClient
+from lib.lm.server import make_server
+
+HANG_S = 20          # a guard against hangs only; nothing asserts how fast anything is
+
+
+class EchoLM(LanguageModel):
+    """Answers `n` copies of the last message's content at once; records every call."""
+
+    name = "echo"
+
+    def __init__(self):
+        self.calls, self._lock = [], threading.Lock()
+
+    def _answer(self, text, n, **kw):
+        with self._lock:
+            self.calls.append(dict(n=n, **kw))
+        return ChatResult([Choice(i, text, [], "stop", None) for i in range(n)], self.name, 1, n)
+
+    def chat(self, messages, *, n=1, **kw):
+        return self._answer(messages[-1]["content"], n, **kw)
+
+    def complete(self, prompt, *, n=1, **kw):
+        return self._answer(prompt, n, **kw)
+
+
+@contextlib.contextmanager
+def serving(lm=None, **kw):
+    server = make_server(lm or EchoLM(), "127.0.0.1", 0, **kw)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def post(port, body, path="/v1/chat/completions", headers=None):
+    """(status, parsed JSON answer) of one POST; `body` is a dict or raw bytes."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data,
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=HANG_S) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def raw(port, data: bytes):
+    """(status, headers, body) of the answer to the bytes `data` sent as they are."""
+    with socket.create_connection(("127.0.0.1", port), timeout=HANG_S) as s:
+        s.sendall(data)
+        resp = http.client.HTTPResponse(s)
+        resp.begin()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+
+
+def chat_body(**fields):
+    return {"model": "echo", "messages": [{"role": "user", "content": "hi"}], **fields}
+
+
+# ----------------------------------------------------------------------------- connections
+
+
+def test_a_burst_of_300_concurrent_connections_is_served_without_resets():
+    lm, count = EchoLM(), 300
+    start, results = threading.Barrier(count), [None] * count
+
+    def one(i):
+        start.wait()
+        try:
+            results[i] = post(port, chat_body(messages=[{"role": "user", "content": f"m{i}"}]))
+        except OSError as e:                  # ConnectionResetError, refused, timeout
+            results[i] = (type(e).__name__, None)
+
+    with serving(lm) as port:
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(HANG_S * 3)
+    failed = [r[0] for r in results if r is None or r[0] != 200]
+    assert not failed, f"{len(failed)} of {count} failed: {sorted(set(map(str, failed)))}"
+    assert [r[1]["choices"][0]["message"]["content"] for r in results] == \
+        [f"m{i}" for i in range(count)]
+    assert len(lm.calls) == count
+
+
+def _stall(port, data: bytes) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+    s.sendall(data)
+    return s
+
+
+def test_stalled_uploads_are_dropped_and_free_their_workers():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    with serving(read_timeout_s=0.5, max_workers=2) as port:
+        stalled = [_stall(port, head + b'{"mod'), _stall(port, b"POST /v1/chat/comp")]
+        for s in stalled:                     # both workers held until the timeout drops them
+            try:
+                assert s.recv(1024) == b""    # closed by the server, nothing answered
+            except ConnectionResetError:
+                pass
+            s.close()
+        assert post(port, chat_body())[0] == 200
+
+
+def test_a_trickled_request_is_dropped_at_the_deadline_not_kept_alive_by_each_byte():
+    request = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"y" * 1000
+    with serving(read_timeout_s=0.5) as port:
+        s = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+        stop = threading.Event()
+        sent = 0
+        try:
+            for i in range(0, len(request), 4):    # 4 bytes every 20 ms: 5 s for the headers
+                s.sendall(request[i:i + 4])
+                sent = i + 4
+                s.settimeout(0.02)
+                try:
+                    if s.recv(1024) == b"":
+                        stop.set()
+                        break
+                except TimeoutError:
+                    pass
+        except (BrokenPipeError, ConnectionResetError):
+            stop.set()
+        finally:
+            s.close()
+    assert stop.is_set(), "the server kept reading a request that trickled in for 5 s"
+    assert sent < len(request)
+
+
+def test_a_full_connection_queue_answers_503():
+    with serving(max_workers=1, max_pending=1) as port:
+        holder = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+        holder.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")    # keep-alive: the one
+        first = http.client.HTTPResponse(holder)                       # worker stays on it
+        first.begin()
+        assert first.status == 200 and json.loads(first.read()) == {"status": "ok"}
+        waiting = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)   # queued
+        waiting.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        status, headers, _ = raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 503 and headers["connection"] == "close"
+        holder.close()                        # the worker moves on to the queued connection
+        second = http.client.HTTPResponse(waiting)
+        second.begin()
+        assert second.status == 200
+        waiting.close()
+
+
+# ----------------------------------------------------------------------------- Content-Length
+
+
+@pytest.mark.parametrize("headers, status, message", [
+    (b"", 411, "needs a Content-Length"),
+    (b"Transfer-Encoding: chunked\r\n", 411, "chunked bodies are not supported"),
+    (b"Content-Length: abc\r\n", 400, "'abc' is not a single non-negative integer"),
+    (b"Content-Length: -1\r\n", 400, "'-1' is not a single non-negative integer"),
+    (b"Content-Length: +2\r\n", 400, "'+2' is not a single"),
+    (b"Content-Length: 1_0\r\n", 400, "'1_0' is not a single"),
+    (b"Content-Length: 2\r\nContent-Length: 3\r\n", 400, "'2, 3' is not a single"),
+    (b"Content-Length: 20971520\r\n", 413, "body of 20971520 bytes exceeds the limit of 16777216"),
+])
+def test_content_length_is_validated_before_any_body_is_read(headers, status, message):
+    lm = EchoLM()
+    with serving(lm) as port:
+        # The body is sent but the connection stays open: a server that reads "to the end"
+        # (the old answer to Content-Length: -1) would wait here until the hang guard.
+        got, hdrs, body = raw(port, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" +
+                              headers + b"\r\n{}")
+    assert got == status
+    err = json.loads(body)["error"]
+    assert message in err["message"] and err["type"] == "invalid_request_error"
+    assert hdrs["connection"] == "close" and lm.calls == []
+
+
+def test_an_exact_content_length_keeps_the_connection_alive():
+    body = json.dumps(chat_body()).encode()
+    one = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+           str(len(body)).encode() + b"\r\n\r\n" + body)
+    with serving() as port, socket.create_connection(("127.0.0.1", port), timeout=HANG_S) as s:
+        for _ in range(3):                     # three requests on one connection
+            s.sendall(one)
+            resp = http.client.HTTPResponse(s)
+            resp.begin()
+            assert resp.status == 200 and json.loads(resp.read())["choices"][0]["message"][
+                "content"] == "hi"
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def test_unknown_model_is_404_model_not_found_and_served_names_are_listed():
+    lm = EchoLM()
+    with serving(lm, model_names=["echo", "echo-alias"]) as port:
+        status, answer = post(port, chat_body(model="gpt-4o"))
+        assert status == 404
+        assert answer["error"] == {
+            "message": "The model 'gpt-4o' does not exist; this server serves echo, echo-alias",
+            "type": "invalid_request_error", "param": "model", "code": "model_not_found"}
+        assert post(port, {"model": "nope", "prompt": "x"}, "/v1/completions")[0] == 404
+        assert lm.calls == []
+        assert post(port, chat_body(model="echo-alias"))[1]["model"] == "echo-alias"
+        no_model = chat_body()
+        del no_model["model"]
+        assert post(port, no_model)[1]["model"] == "echo"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=HANG_S) as r:
+            assert [m["id"] for m in json.loads(r.read())["data"]] == ["echo", "echo-alias"]
+        with pytest.raises(LMHTTPError, match="model_not_found") as e:
+            OpenAIClient(f"http://127.0.0.1:{port}/v1", "other", max_retries=0,
+                         cache_mode="off").chat([{"role": "user", "content": "x"}])
+        assert e.value.status == 404
+
+
+# ----------------------------------------------------------------------------- sampling fields
+
+
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize("path, field, value, message", [
+    ("chat", "temperature", NAN, "must be a finite number"),
+    ("chat", "temperature", INF, "must be a finite number"),
+    ("chat", "temperature", -INF, "must be a finite number"),
+    ("chat", "temperature", 10 ** 400, "must be a finite number"),
+    ("chat", "temperature", -0.1, "out of range [0.0, 2.0]"),
+    ("chat", "temperature", 2.5, "out of range [0.0, 2.0]"),
+    ("chat", "temperature", "1", "must be a number"),
+    ("chat", "top_p", 0, "out of range (0.0, 1.0]"),
+    ("chat", "top_p", 1.01, "out of range (0.0, 1.0]"),
+    ("chat", "top_p", NAN, "must be a finite number"),
+    ("chat", "n", 0, "out of range [1, 128]"),
+    ("chat", "n", 129, "out of range [1, 128]"),
+    ("chat", "n", 2.0, "must be an integer"),
+    ("chat", "n", True, "must be an integer"),
+    ("chat", "max_tokens", 0, "out of range [1, 65536]"),
+    ("chat", "max_tokens", 10 ** 9, "out of range [1, 65536]"),
+    ("chat", "seed", 2 ** 80, "out of range [-9223372036854775808, 9223372036854775807]"),
+    ("chat", "seed", 2 ** 63, "out of range"),
+    ("chat", "seed", -2 ** 63 - 1, "out of range"),
+    ("chat", "seed", 1.5, "must be an integer"),
+    ("chat", "top_logprobs", 21, "out of range [0, 20]"),
+    ("chat", "top_logprobs", -1, "out of range [0, 20]"),
+    ("chat", "logprobs", 5, "must be a boolean"),
+    ("completions", "logprobs", 21, "out of range [0, 20]"),
+    ("completions", "logprobs", True, "must be an integer"),
+    ("completions", "temperature", NAN, "must be a finite number"),
+    ("completions", "seed", 2 ** 80, "out of range"),
+])
+def test_bad_sampling_fields_are_400_naming_the_field(path, field, value, message):
+    lm = EchoLM()
+    body = chat_body() if path == "chat" else {"model": "echo", "prompt": "x"}
+    with serving(lm) as port:
+        status, answer = post(port, json.dumps({**body, field: value}).encode(), f"/v1/{path}"
+                              if path == "completions" else "/v1/chat/completions")
+    assert status == 400, answer
+    err = answer["error"]
+    assert err["param"] == field and f"field '{field}'" in err["message"]
+    assert message in err["message"] and err["type"] == "invalid_request_error"
+    assert lm.calls == []                   # refused before the model is called
+
+
+def test_edge_values_reach_the_model_unchanged():
+    lm = EchoLM()
+    edges = [dict(temperature=0, top_p=1e-9, n=128, max_tokens=65536, seed=2 ** 63 - 1,
+                  top_logprobs=20),
+             dict(temperature=2, top_p=1, n=1, max_tokens=1, seed=-2 ** 63, logprobs=True)]
+    with serving(lm) as port:
+        for fields in edges:
+            status, answer = post(port, chat_body(**fields))
+            assert status == 200 and len(answer["choices"]) == fields["n"]
+        assert post(port, {"model": "echo", "prompt": "x", "logprobs": 0}, "/v1/completions")[0] \
+            == 200
+    got = lm.calls
+    assert [c["temperature"] for c in got[:2]] == [0.0, 2.0]
+    assert [c["seed"] for c in got[:2]] == [2 ** 63 - 1, -2 ** 63]
+    assert [c["top_logprobs"] for c in got[:2]] == [20, 0]
+    assert [c["logprobs"] for c in got] == [True, True, True]
+    assert [c["max_tokens"] for c in got[:2]] == [65536, 1]
+
+
+# ----------------------------------------------------------------------------- API key
+
+
+def test_api_key_is_required_on_v1_routes_when_set():
+    lm = EchoLM()
+    with serving(lm, api_key="s3cret") as port:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
+                        {"Authorization": "Basic s3cret"}):
+            status, answer = post(port, chat_body(), headers=headers)
+            assert status == 401 and answer["error"]["code"] == "invalid_api_key", headers
+        status, hdrs, _ = raw(port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 401 and hdrs["www-authenticate"] == "Bearer"
+        assert lm.calls == []
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=HANG_S) as r:
+            assert r.status == 200              # liveness stays open
+        for scheme in ("Bearer", "bearer"):
+            assert post(port, chat_body(), headers={"Authorization": f"{scheme} s3cret"})[0] \
+                == 200
+        url = f"http://127.0.0.1:{port}/v1"
+        assert OpenAIClient(url, "echo", api_key="s3cret", max_retries=0, cache_mode="off").chat(
+            [{"role": "user", "content": "yo"}]).texts == ["yo"]
+        with pytest.raises(LMHTTPError, match="HTTP 401.*API key") as e:
+            OpenAIClient(url, "echo", max_retries=0, cache_mode="off").chat(
+                [{"role": "user", "content": "yo"}])
+        assert e.value.status == 401
+    assert len(lm.calls) == 3
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(api_key=""), "api_key must be a non-empty string"),
+    (dict(model_names=["echo", ""]), "must be non-empty strings"),
+    (dict(read_timeout_s=0), "read_timeout_s = 0 must be > 0"),
+    (dict(max_workers=0), "max_workers = 0"),
+])
+def test_bad_server_settings_are_refused(kw, message):
+    with pytest.raises(ValueError, match=message):
+        make_server(EchoLM(), **kw)
