@@ -1,9 +1,19 @@
 """Checkpoints through Orbax (the only module in the workspace that imports orbax).
 
 `Checkpointer` saves a train-state pytree every `save_every` steps and at the end, keeps
-the newest `keep`, and restores the newest *intact* step: a step whose files are damaged
-is moved aside to `<workdir>/checkpoints_damaged/` with a warning, and the previous one is
-used. Restores go into an abstract tree that carries the target shardings.
+the newest `keep`, and restores the newest step into an abstract tree that carries the
+target shardings. Before restoring a step it reads the step's stored tree metadata and
+compares it with the model:
+
+* a step whose files cannot be read (its metadata, or its arrays, even when read to the
+  host on their own) is moved aside to `<workdir>/checkpoints_damaged/` with a warning
+  (kept, never deleted) and the previous step is tried; when none is left,
+  `NoReadableCheckpoint`;
+* a step that is intact but whose tree differs from the model (a leaf added or removed, a
+  changed shape or dtype: code or config changed since it was saved) raises
+  `CheckpointMismatch`, one line naming the differing leaves; nothing is moved;
+* any other failure of an intact, matching step (out of memory, a sharding problem) is
+  raised as it is; nothing is moved.
 """
 from __future__ import annotations
 
@@ -13,8 +23,11 @@ import shutil
 from typing import Any
 
 import jax
+import numpy as np
 import orbax.checkpoint as ocp
 from absl import logging
+
+from lib.common.config import WorkdirError
 
 
 class _QuietOrbax(logging_std.Filter):
@@ -38,7 +51,10 @@ class Checkpointer:
         self._options = ocp.CheckpointManagerOptions(
             max_to_keep=keep, save_interval_steps=1, create=True
         )
-        self._manager = ocp.CheckpointManager(self.directory, options=self._options)
+        # The handler is named up front so that a fresh process can read a step's
+        # metadata before any save or restore has registered it.
+        self._manager = ocp.CheckpointManager(self.directory, options=self._options,
+                                              item_handlers=ocp.StandardCheckpointHandler())
 
     # -- queries
     def all_steps(self) -> list[int]:
@@ -68,42 +84,76 @@ class Checkpointer:
 
     # -- restore
     def restore_latest(self, abstract_state: Any) -> tuple[Any, int] | None:
-        """Restore the newest intact step into `abstract_state`'s structure and shardings.
+        """Restore the newest readable step into `abstract_state`'s structure and shardings.
 
         `abstract_state` is a pytree of `jax.ShapeDtypeStruct` (with `.sharding`) or of
-        arrays. Returns (state, step), or None when no checkpoint exists. Damaged steps
-        are moved aside with a warning; if every step is damaged, raises RuntimeError.
+        arrays. Returns (state, step), or None when no checkpoint exists. Unreadable steps
+        are moved aside with a warning (`NoReadableCheckpoint` when every step is); a
+        readable step whose tree differs from `abstract_state` raises `CheckpointMismatch`
+        and moves nothing (see the module docstring).
         """
         steps = self.all_steps()
         if not steps:
             return None
         target = jax.tree.map(_abstract, abstract_state)
+        expected = _flat_leaves(target)
         errors = []
         for step in reversed(steps):
+            stored = self._stored_leaves(step)
+            differences = _differences(stored, expected) if stored is not None else []
+            if differences:
+                raise CheckpointMismatch(
+                    f"checkpoint step {step} in {self.directory} does not match the model "
+                    f"({'; '.join(differences)}); nothing was moved. The code or config changed "
+                    "since it was saved: restore them, or use a new --workdir")
             try:
                 state = self._manager.restore(step, args=ocp.args.StandardRestore(target))
             except Exception as err:  # orbax/tensorstore raise many types on damaged files
-                errors.append(f"step {step}: {type(err).__name__}: {str(err)[:200]}")
-                logging.warning(
-                    "checkpoint at step %d in %s is damaged or does not match the model "
-                    "(%s); falling back to the previous checkpoint",
-                    step, self.directory, type(err).__name__,
-                )
-                self._move_aside(step)
+                if stored is not None and self._readable(step):
+                    raise                  # intact and matching: not the files' fault
+                self._unreadable(step, err, errors)
                 continue
             if step != steps[-1]:
                 logging.warning("resumed from step %d instead of the damaged latest step %d",
                                 step, steps[-1])
             return state, step
-        raise RuntimeError(
-            f"no checkpoint in {self.directory} could be restored:\n  " + "\n  ".join(errors)
-        )
+        raise NoReadableCheckpoint(
+            f"no checkpoint in {self.directory} could be restored, every step is unreadable "
+            f"and was moved to {self.directory}{_DAMAGED}/ ({'; '.join(errors)})")
+
+    def _stored_leaves(self, step: int) -> dict[str, Any] | None:
+        """{dotted path: stored array metadata} of `step`; None when unreadable."""
+        try:
+            metadata = self._manager.item_metadata(step)
+            return _flat_leaves(metadata.tree)
+        except Exception:  # noqa: BLE001 -- orbax raises many types on unreadable metadata
+            return None
+
+    def _readable(self, step: int) -> bool:
+        """Whether every array of `step` reads back to host memory on its own."""
+        try:
+            cpu = jax.sharding.SingleDeviceSharding(jax.local_devices(backend="cpu")[0])
+            meta = self._manager.item_metadata(step).tree
+            host = jax.tree.map(
+                lambda m: jax.ShapeDtypeStruct(m.shape, m.dtype, sharding=cpu)
+                if hasattr(m, "shape") and hasattr(m, "dtype") else m, meta)
+            self._manager.restore(step, args=ocp.args.StandardRestore(host))
+        except Exception:  # noqa: BLE001 -- any failure to read is what this asks
+            return False
+        return True
+
+    def _unreadable(self, step: int, err: Exception, errors: list[str]) -> None:
+        message = " ".join(str(err).split())[:200]
+        errors.append(f"step {step}: {type(err).__name__}: {message}")
+        logging.warning("checkpoint at step %d in %s is damaged (%s: %s); falling back to the "
+                        "previous checkpoint", step, self.directory, type(err).__name__, message)
+        self._move_aside(step)
 
     def _move_aside(self, step: int) -> None:
         """Move a damaged step out of the manager's folder (kept, never deleted)."""
         src = os.path.join(self.directory, str(step))
         if jax.process_index() == 0 and os.path.isdir(src):
-            dst_root = self.directory.rstrip("/") + "_damaged"
+            dst_root = self.directory.rstrip("/") + _DAMAGED
             os.makedirs(dst_root, exist_ok=True)
             dst = os.path.join(dst_root, str(step))
             suffix = 0
@@ -113,6 +163,62 @@ class Checkpointer:
             shutil.move(src, dst)
             logging.warning("moved damaged checkpoint %s to %s", src, dst)
         self._manager.reload()
+
+
+_DAMAGED = "_damaged"      # = lib.common.workdir.DAMAGED_SUFFIX
+_SHOWN = 6                 # differing leaves named in a CheckpointMismatch
+
+
+class CheckpointMismatch(WorkdirError):
+    """A readable checkpoint whose tree differs from the model's (one line; nothing moved)."""
+
+
+class NoReadableCheckpoint(WorkdirError):
+    """Every step of a checkpoint folder was unreadable (each moved aside)."""
+
+
+def _flat_leaves(tree: Any) -> dict[str, Any]:
+    """{dotted path: leaf} of a state tree or of Orbax's stored tree metadata (tuples and
+    named tuples are stored as lists, so paths use indices and field names alike)."""
+    return {".".join(str(k) for k in path): leaf
+            for path, leaf in ocp.tree.to_flat_dict(tree).items()}
+
+
+def _describe(leaf: Any) -> str:
+    shape = getattr(leaf, "shape", None)
+    dtype = getattr(leaf, "dtype", None)
+    return f"{tuple(shape) if shape is not None else '?'} {_dtype_name(dtype)}"
+
+
+def _dtype_name(dtype: Any) -> str:
+    if dtype is None:
+        return "?"
+    try:
+        return np.dtype(dtype).name
+    except TypeError:
+        return str(dtype)
+
+
+def _differences(stored: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """The leaves where a stored tree and the model's differ, as short phrases (the first
+    `_SHOWN`, then a count)."""
+    out = []
+    for path in sorted(set(stored) | set(expected)):
+        if path not in expected:
+            out.append(f"{path}: stored {_describe(stored[path])}, not in the model")
+        elif path not in stored:
+            out.append(f"{path}: not in the checkpoint, the model has {_describe(expected[path])}")
+        else:
+            a, b = stored[path], expected[path]
+            shape_a, shape_b = getattr(a, "shape", None), getattr(b, "shape", None)
+            dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
+            if ((shape_a is not None and shape_b is not None and tuple(shape_a) != tuple(shape_b))
+                    or (dtype_a is not None and dtype_b is not None
+                        and _dtype_name(dtype_a) != _dtype_name(dtype_b))):
+                out.append(f"{path}: stored {_describe(a)}, the model has {_describe(b)}")
+    if len(out) > _SHOWN:
+        out = out[:_SHOWN] + [f"and {len(out) - _SHOWN} more leaves"]
+    return out
 
 
 def _abstract(x: Any) -> Any:

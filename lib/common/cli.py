@@ -1,14 +1,16 @@
 """The shared command line of every experiment binary.
 
     python experiments/<name>/main.py --config=configs/<name>/<file>.py:<variant> \\
-        [--config.some.key=value ...] [--workdir=DIR] \\
+        [--config.some.key=value ...] [--workdir=DIR] [--restart] \\
         [--distributed --coordinator_address=HOST:PORT --num_processes=N --process_id=I]
 
 `--config.a.b=v` overrides are taken out of argv before absl parses it and applied by
 `lib.common.config.apply_overrides`, so a misspelled key or a wrong type is a
 `ConfigError` that names the key (with a suggestion), not a traceback. The experiment's
 `train_and_evaluate(config, workdir)` validates the config against its schema before any
-compute.
+compute. Every `ConfigError` (a bad config, a config file that fails to load, and the
+`WorkdirError`s: a workdir of another config, in use by another process, or with progress
+no checkpoint restores) is one line on stderr and exit status 2.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from absl import app, flags, logging
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
+from lib.common import workdir as workdir_lib
 
 FLAGS = flags.FLAGS
 
@@ -40,6 +43,11 @@ def _define_flags() -> None:
     flags.DEFINE_integer("process_id", None, "This process's index (non-TPU clusters).")
     flags.DEFINE_string("cpu_collectives", None, "CPU cross-process collectives, e.g. 'gloo' "
                         "(multi-process runs on CPU).")
+    flags.DEFINE_bool("restart", False, "Where a workdir's progress cannot be restored (every "
+                      "checkpoint unreadable, or none left while metrics.jsonl has rows), move "
+                      "its checkpoints, best state, metrics.jsonl and results into "
+                      "<workdir>/restarted_<UTC time>/ and train from step 0; without it such "
+                      "a run refuses. Changes nothing in a workdir that resumes.")
 
 
 def default_workdir(config_spec: str) -> str:
@@ -70,15 +78,16 @@ def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None
     def main(_):
         guards.install_preemption_handler()
         try:
+            workdir_lib.allow_restart(FLAGS.restart)
             config = resolve_config(FLAGS.config, overrides)
             if FLAGS.distributed:
                 mesh_lib.initialize_distributed(FLAGS.coordinator_address, FLAGS.num_processes,
                                                 FLAGS.process_id, FLAGS.cpu_collectives)
             workdir = FLAGS.workdir or default_workdir(FLAGS.config)
             train_and_evaluate(config, workdir)
-        except config_lib.ConfigError as err:
-            logging.error("config error: %s", err)
-            print(f"config error: {err}", file=sys.stderr)
+        except config_lib.ConfigError as err:   # one line on stderr (no log line beside it)
+            kind = "workdir error" if isinstance(err, config_lib.WorkdirError) else "config error"
+            print(f"{kind}: {' '.join(str(err).split())}", file=sys.stderr)
             sys.exit(2)
         except guards.Preempted as err:
             logging.warning("preempted: %s", err)

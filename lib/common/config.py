@@ -16,6 +16,7 @@ import importlib.util
 import math
 import os
 import sys
+import traceback
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import ml_collections
@@ -23,6 +24,12 @@ import ml_collections
 
 class ConfigError(ValueError):
     """A config value, key or override that the experiment does not accept."""
+
+
+class WorkdirError(ConfigError):
+    """A workdir that cannot be used as asked: it holds a run with a different config, another
+    process is running in it, or its checkpoints cannot continue the run. Like every
+    `ConfigError`, `lib.common.cli.run` prints it as one line and exits 2."""
 
 
 # ----------------------------------------------------------------------------- rules
@@ -239,20 +246,49 @@ def _module_of(path: str):
     )
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_spec.name] = module  # dataclasses and pickling look modules up here
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except SyntaxError as err:
+        same = err.filename and os.path.realpath(err.filename) == os.path.realpath(path)
+        where = f"{path}:{err.lineno}" if same else f"{path} (importing {err.filename}:{err.lineno})"
+        raise ConfigError(f"config file {where}: syntax error: {err.msg}") from err
+    except ConfigError:
+        raise
+    except Exception as err:
+        raise ConfigError(_raised_in(path, err, "while loading it")) from err
     if not hasattr(module, "get_config"):
         raise ConfigError(f"config file {path!r} defines no get_config(arg)")
     return module
 
 
+def _raised_in(path: str, err: BaseException, when: str) -> str:
+    """One line naming the last line of config file `path` in `err`'s traceback and the
+    error (`when`: what was being done)."""
+    line = None
+    target = os.path.realpath(path)
+    for frame in traceback.extract_tb(err.__traceback__):
+        if os.path.realpath(frame.filename) == target:
+            line = frame.lineno
+    where = f"{path}:{line}" if line is not None else path
+    message = " ".join(str(err).split())
+    return f"config file {where}: {type(err).__name__}{': ' + message if message else ''} ({when})"
+
+
 def load_config(spec: str) -> ml_collections.ConfigDict:
     """Load `path/to/config.py[:arg]` by calling its `get_config(arg)`.
 
-    Raises `ConfigError` when the file does not exist or defines no `get_config`, and
-    (through `variant_config`) for an unknown variant.
+    Raises `ConfigError` when the file does not exist, has a syntax error, raises while
+    loading or inside `get_config` (one line naming the file and line), or defines no
+    `get_config`, and (through `variant_config`) for an unknown variant.
     """
     path, _, arg = spec.partition(":")
-    return _module_of(path).get_config(arg or None)
+    module = _module_of(path)
+    try:
+        return module.get_config(arg or None)
+    except ConfigError:
+        raise
+    except Exception as err:
+        raise ConfigError(_raised_in(path, err, f"in get_config({arg or None!r})")) from err
 
 
 def load_config_json(path: str) -> ml_collections.ConfigDict:

@@ -24,7 +24,14 @@ def _scalar(v: Any) -> float | int:
 
 
 class MetricWriter:
-    """`write_scalars(step, {...})`, `write_hparams({...})`, `flush()`, `close()`."""
+    """`write_scalars(step, {...})`, `write_hparams({...})`, `flush()`, `close()`.
+
+    Rows are appended to `<workdir>/metrics.jsonl`, which is never emptied: `resume_step`
+    (the step a run resumed from) drops only the rows logged after it, whose work was lost
+    with the process and is being redone; without it every row is kept. (A fresh start
+    over rows of lost progress is refused before any writer exists: see
+    `lib.common.workdir.check_fresh_start`.)
+    """
 
     def __init__(self, workdir: str, *, primary: bool = True, resume_step: int | None = None,
                  tensorboard: bool = True):
@@ -37,8 +44,6 @@ class MetricWriter:
         os.makedirs(workdir, exist_ok=True)
         if resume_step is not None:
             _truncate_after(self.path, resume_step)
-        elif os.path.exists(self.path):
-            _truncate_after(self.path, -1)
         self._file = open(self.path, "a")
         if tensorboard:
             self._tb = _tensorboard_writer(os.path.join(workdir, "tensorboard"))

@@ -105,10 +105,13 @@ def make_task(config) -> train_loop.Task:
 def train_and_evaluate(config, workdir: str):
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    # Constant learning rate: num_steps sets nothing but the step count, so a rerun may
+    # extend the run.
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               steps_extendable=True)
     result = train_loop.train(make_task(config), train_loop.LoopConfig.from_config(config.train),
                               workdir=workdir, mesh=mesh)
-    if not result.preempted and mesh_lib.is_primary():
+    if mesh_lib.is_primary():   # a SIGTERM raised guards.Preempted in train: nothing written
         flat = jax.tree.leaves(jax.device_get(result.state["params"]))
         np.savez(os.path.join(workdir, "final_params.npz"), *flat)
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS),

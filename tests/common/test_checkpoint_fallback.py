@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from lib.common.checkpoint import Checkpointer
+from lib.common.checkpoint import Checkpointer, NoReadableCheckpoint
 from tests.common import harness_utils as hu
 
 
@@ -47,9 +47,10 @@ def test_every_checkpoint_damaged_is_an_error(tmp_path):
     state = {"w": jax.numpy.arange(1000.0)}
     ckpt.save(1, state, wait=True)
     _truncate_data_files(str(tmp_path / "c" / "1"))
-    with pytest.raises(RuntimeError, match="no checkpoint .* could be restored"):
+    with pytest.raises(NoReadableCheckpoint, match="no checkpoint .* could be restored"):
         ckpt.restore_latest(state)
     ckpt.close()
+    assert os.listdir(tmp_path / "c_damaged") == ["1"]     # moved aside, not deleted
 
 
 def test_checkpoint_round_trip_keeps_values_and_dtypes(tmp_path):

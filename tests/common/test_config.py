@@ -112,7 +112,8 @@ def test_cli_out_of_range_override_stops_before_compute(tmp_path):
 def test_workdir_of_another_run_is_refused(tmp_path):
     from lib.common import workdir as wd
     wd.prepare(str(tmp_path), {"model": {"hidden": 32}, "train": {"num_steps": 5}})
-    wd.prepare(str(tmp_path), {"model": {"hidden": 32}, "train": {"num_steps": 9}})  # extend: ok
+    wd.prepare(str(tmp_path), {"model": {"hidden": 32}, "train": {"num_steps": 9}},
+               steps_extendable=True)                 # extend (a declared constant-lr run): ok
     with pytest.raises(ValueError, match=r"different config \('model.hidden': 32 in the workdir, 64 now\)"):
         wd.prepare(str(tmp_path), {"model": {"hidden": 64}, "train": {"num_steps": 9}})
 

@@ -39,10 +39,11 @@ def workdir(tmp_path):
 
 
 def test_run_block_and_resumable_keys_may_change_and_are_stored(workdir):
-    new = _cfg(run__time_budget_s=900.0, run__workers=None, train__num_steps=50)
-    wd.prepare(workdir, new)
+    new = _cfg(run__time_budget_s=900.0, run__workers=None, train__num_steps=50,
+               train__log_every=7)
+    wd.prepare(workdir, new, steps_extendable=True)
     assert _stored(workdir) == new
-    wd.prepare(workdir, _cfg(run=None))               # a config without a run block at all
+    wd.prepare(workdir, _cfg(run=None, train__num_steps=50))   # no run block at all
     assert "run" not in _stored(workdir)
 
 
@@ -87,3 +88,17 @@ def test_new_key_resumes_only_with_its_declared_old_value(workdir, caplog):
     with pytest.raises(ValueError, match=r"'model.dropout': 0.0 in the workdir, 0.2 now"):
         wd.prepare(workdir, _cfg(model__dropout=0.2, model__norm={"kind": "layer", "eps": 1e-6}),
                    added={"model.dropout": 0.2})
+
+
+def test_a_num_steps_change_is_refused_unless_the_experiment_declares_it_free(workdir):
+    # Schedules (cosine decay) are built from train.num_steps: a resume with another value
+    # would follow neither schedule, so it is refused in one line naming both values.
+    with pytest.raises(wd.WorkdirError) as err:
+        wd.prepare(workdir, _cfg(train__num_steps=50))
+    msg = str(err.value)
+    assert "'train.num_steps': 5 in the workdir, 50 now" in msg
+    assert "use a new --workdir to train for 50 steps" in msg
+    assert "--config.train.num_steps=5" in msg and "\n" not in msg
+    assert _stored(workdir) == BASE                  # nothing written
+    wd.prepare(workdir, _cfg(train__num_steps=50), steps_extendable=True)
+    assert _stored(workdir)["train"]["num_steps"] == 50
