@@ -76,6 +76,7 @@ from collections.abc import Mapping, Sequence
 STATUSES = ("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")
 ISOLATIONS = ("bwrap", "python_guard", "none")
 SANDBOX_UID = SANDBOX_GID = 1000
+TMPFS_FILES = 4      # /tmp and /dev/shm inside hold at most this many Limits.file_mb each
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`; .ci/run "
                 "does this), or pass isolation='python_guard' to accept the weak Python-only "
                 "network guard for trusted code")
@@ -187,8 +188,9 @@ def _python_trees() -> list[str]:
 
 
 @functools.cache
-def _system_view() -> tuple[str, ...]:
-    """bwrap arguments for the read-only system view (see the module docstring)."""
+def _system_view() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """bwrap arguments for the read-only system view (module docstring), and the host
+    directories they cover."""
     args: list[str] = []
     covered: list[str] = []
     for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -200,32 +202,46 @@ def _system_view() -> tuple[str, ...]:
             covered.append(d)
     for f in ("/etc/ld.so.cache", "/etc/alternatives"):
         args += ["--ro-bind-try", f, f]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for tree in _python_trees():       # after /tmp: a CI venv lives under /tmp
+    args += ["--proc", "/proc"]
+    return tuple(args), tuple(covered)
+
+
+@functools.cache
+def _python_view(covered: tuple[str, ...]) -> tuple[str, ...]:
+    """--ro-bind arguments for the interpreter trees not already under `covered`."""
+    args: list[str] = []
+    done = list(covered)
+    for tree in _python_trees():
         real = os.path.realpath(tree)
-        if not any(real == c or real.startswith(c + "/") for c in covered):
+        if not any(real == c or real.startswith(c + "/") for c in done):
             args += ["--ro-bind", tree, tree]
-            covered.append(real)
+            done.append(real)
     return tuple(args)
 
 
-def _bwrap_base(network: str) -> list[str]:
+def _bwrap_base(network: str, tmpfs_bytes: int) -> list[str]:
+    """bwrap and its fixed arguments: namespaces, identity, the read-only view, a /dev whose
+    only writable part is /dev/shm, and /tmp and /dev/shm as tmpfs of `tmpfs_bytes` each."""
     exe = shutil.which("bwrap")
     if exe is None:
         raise SandboxError(f"bubblewrap (`bwrap`) is not on PATH: {INSTALL_HINT}")
+    system, covered = _system_view()
+    size = str(int(tmpfs_bytes))
     return [exe, "--unshare-all", "--unshare-user", *(["--share-net"] if network == "allow"
                                                        else []),
             "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--hostname", "sandbox",
-            *_system_view()]
+            *system, "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev", "--size", size, "--tmpfs", "/tmp",
+            *_python_view(covered)]          # after /tmp: a CI venv lives under /tmp
 
 
 @functools.cache
 def _bwrap_works() -> str | None:
     """None when a minimal bwrap sandbox runs `true` here, else why not."""
     try:
-        r = subprocess.run([*_bwrap_base("none"), "true"], capture_output=True, timeout=30,
-                           stdin=subprocess.DEVNULL)
+        r = subprocess.run([*_bwrap_base("none", 2 ** 20), "true"], capture_output=True,
+                           timeout=30, stdin=subprocess.DEVNULL)
     except SandboxError as e:
         return str(e)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -375,7 +391,7 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
         popen_env = child_env
         if mode == "bwrap":
             etc = _write_identity(root)
-            full_cmd = [*_bwrap_base(network),
+            full_cmd = [*_bwrap_base(network, TMPFS_FILES * limits.file_mb * 2 ** 20),
                         "--ro-bind", os.path.join(etc, "passwd"), "/etc/passwd",
                         "--ro-bind", os.path.join(etc, "group"), "/etc/group",
                         "--bind", work, work, "--bind", home, home, "--bind", tmp, tmp,

@@ -194,6 +194,24 @@ def test_background_child_dies_when_the_command_exits():
         shutil.rmtree(r.root, ignore_errors=True)
 
 
+def test_ram_backed_tmp_is_bounded_and_dev_is_read_only():
+    limits = sb.Limits(wall_s=30, cpu_s=20, memory_mb=1024, file_mb=1)
+    cap = sb.TMPFS_FILES * limits.file_mb * 2 ** 20
+    code = ("import sys\nfor d in ('/tmp', '/dev/shm'):\n    n = 0\n    try:\n"
+            "        for i in range(64):\n"
+            "            open(f'{d}/fill{i}', 'wb').write(b'x' * 2 ** 19)\n"
+            "            n += 2 ** 19\n    except OSError as e:\n        pass\n"
+            "    print(d, n)\n"
+            "try:\n    open('/dev/escape', 'w')\n    print('DEV-WRITABLE')\n"
+            "except OSError:\n    print('DEV-RO')\n")
+    r = _py(code, limits=limits)
+    sizes = {line.split()[0]: int(line.split()[1]) for line in r.stdout.splitlines()
+             if line.startswith("/")}
+    assert set(sizes) == {"/tmp", "/dev/shm"} and all(v <= cap for v in sizes.values()), r.stdout
+    assert all(v >= cap - 2 ** 20 for v in sizes.values()), r.stdout     # it was usable
+    assert "DEV-RO" in r.stdout
+
+
 def test_8gb_allocation_fails():
     r = _py("x = bytearray(8 * 2**30)\nprint('ALLOCATED')", limits=sb.Limits(memory_mb=2048))
     assert "MemoryError" in r.stderr and "ALLOCATED" not in r.stdout
