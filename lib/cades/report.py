@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 from lib.common import plotting
 
@@ -16,19 +17,10 @@ LABELS = {"cades": "CADES", "kl_arr": "CADES-arr", "kl_int": "CADES-int",
 
 def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
     """P(pos > neg) + ½ P(pos = neg) (Mann–Whitney; ties count half): the area under the ROC
-    curve of a score that should be larger for `pos`."""
+    curve of a score that should be larger for `pos` (`sklearn.metrics.roc_auc_score`)."""
     neg, pos = np.asarray(neg, np.float64), np.asarray(pos, np.float64)
-    allv = np.concatenate([neg, pos])
-    order = np.argsort(allv, kind="mergesort")
-    ranks = np.empty(len(allv))
-    sorted_v = allv[order]
-    # average ranks for ties
-    _, start, counts = np.unique(sorted_v, return_index=True, return_counts=True)
-    avg = start + (counts + 1) / 2.0
-    ranks[order] = np.repeat(avg, counts)
-    r_pos = ranks[len(neg):].sum()
-    n1, n0 = len(pos), len(neg)
-    return float((r_pos - n1 * (n1 + 1) / 2.0) / (n1 * n0))
+    labels = np.concatenate([np.zeros(len(neg)), np.ones(len(pos))])
+    return float(roc_auc_score(labels, np.concatenate([neg, pos])))
 
 
 COMPARISONS = {"all": SINGLE, "cades_single": ("kl_arr", "kl_int")}

@@ -5,9 +5,8 @@
     sims = emb @ emb.T                               # cosine similarities
 
 Pieces:
-* `read_safetensors(path)`: the safetensors format read with numpy (8-byte little-endian
-  header length, a JSON header of {name: {dtype, shape, data_offsets}}, raw buffer);
-  `write_safetensors` is its inverse (used by the tests to build a small random model).
+* `read_safetensors(path)` / `write_safetensors`: the safetensors format through
+  `safetensors.numpy` (the writer builds the tests' small random model).
 * `WordPiece`: BERT's uncased tokenizer re-implemented: clean text (drop control
   characters, map whitespace to spaces), spaces around CJK characters, lower-case, strip
   accents (NFD, drop combining marks), split on whitespace and punctuation, then greedy
@@ -30,7 +29,6 @@ import functools
 import importlib.util
 import json
 import os
-import struct
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -40,51 +38,26 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64,
-           "I32": np.int32, "BF16": None}
-
-
 # ----------------------------------------------------------------------------- safetensors
 
 
 def read_safetensors(path: str) -> dict[str, np.ndarray]:
-    """{name: array} from a .safetensors file (BF16 is widened to float32)."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    base = 8 + n
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        start, end = info["data_offsets"]
-        buf = raw[base + start:base + end]
-        if info["dtype"] not in _DTYPES:
-            raise ValueError(f"{path}: tensor {name} has unsupported dtype {info['dtype']}")
-        if info["dtype"] == "BF16":
-            arr = (np.frombuffer(buf, np.uint16).astype(np.uint32) << 16).view(np.float32)
-        else:
-            arr = np.frombuffer(buf, _DTYPES[info["dtype"]])
-        out[name] = arr.reshape(info["shape"])
-    return out
+    """{name: array} from a .safetensors file (`safetensors.numpy`; BF16 widened to float32).
+    A file the library cannot read is a ValueError naming `path`."""
+    from safetensors import SafetensorError  # noqa: PLC0415 (the `text` extra)
+    from safetensors.numpy import load_file  # noqa: PLC0415
+    try:
+        tensors = load_file(path)
+    except (SafetensorError, OSError) as err:
+        raise ValueError(f"{path}: not a readable safetensors file ({err})") from None
+    return {k: v.astype(np.float32) if v.dtype.name == "bfloat16" else v
+            for k, v in tensors.items()}
 
 
 def write_safetensors(path: str, tensors: dict[str, np.ndarray]) -> None:
-    names = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
-             np.dtype(np.int64): "I64", np.dtype(np.int32): "I32", np.dtype(np.float64): "F64"}
-    header, chunks, offset = {}, [], 0
-    for name, arr in tensors.items():
-        arr = np.ascontiguousarray(arr)
-        data = arr.tobytes()
-        header[name] = {"dtype": names[arr.dtype], "shape": list(arr.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    blob = json.dumps(header).encode()
-    blob += b" " * (-len(blob) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(blob)) + blob + b"".join(chunks))
+    """Write {name: array} as a .safetensors file (`safetensors.numpy.save_file`)."""
+    from safetensors.numpy import save_file  # noqa: PLC0415
+    save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()}, path)
 
 
 # ----------------------------------------------------------------------------- WordPiece

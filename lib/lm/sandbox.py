@@ -26,10 +26,14 @@ Isolation modes (`RunResult.isolation` reports the one used):
   paths as outside). Not the workspace checkout, not /root or /home, not the host's /etc;
   editable-install `.pth` entries that point elsewhere simply do not resolve. The network
   namespace holds only its own loopback (`network="allow"` shares the host network, keeping
-  everything else). A process limit (`Limits.processes`, tasks at once: processes and
-  threads, the command's whole tree) is a pids cgroup when the caller is root (RLIMIT_NPROC is
-  not enforced for processes that are root outside), else RLIMIT_NPROC, which the kernel
-  counts per user namespace, so per sandbox. The wall-clock kill takes the whole tree down:
+  everything else). /tmp and /dev/shm are tmpfs of 4 x `Limits.file_mb`; the rest of /dev
+  is read-only. A process limit (`Limits.processes`, tasks at once: processes and threads,
+  the command's whole tree) is a pids cgroup when the caller is root (RLIMIT_NPROC is not
+  enforced for processes that are root outside); a non-root caller gets RLIMIT_NPROC,
+  which the kernel counts per user namespace, so per sandbox; root without a writable pids
+  cgroup starts bwrap as FALLBACK_UID (a uid that owns nothing) with RLIMIT_NPROC, which
+  needs the interpreter's tree readable by other users (else SandboxError), and gives the
+  copy back to the caller afterwards. The wall-clock kill takes the whole tree down:
   the command is in its own PID namespace whose init dies with bwrap
   (`--die-with-parent`), so a `setsid` grandchild dies too, and so does anything the
   command leaves running when it exits. When bwrap is missing or does not work here,
@@ -77,6 +81,7 @@ STATUSES = ("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")
 ISOLATIONS = ("bwrap", "python_guard", "none")
 SANDBOX_UID = SANDBOX_GID = 1000
 TMPFS_FILES = 4      # /tmp and /dev/shm inside hold at most this many Limits.file_mb each
+FALLBACK_UID = 1_879_048_193   # root without a pids cgroup starts bwrap as this uid (owns nothing)
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`; .ci/run "
                 "does this), or pass isolation='python_guard' to accept the weak Python-only "
                 "network guard for trusted code")
@@ -237,11 +242,12 @@ def _bwrap_base(network: str, tmpfs_bytes: int) -> list[str]:
 
 
 @functools.cache
-def _bwrap_works() -> str | None:
-    """None when a minimal bwrap sandbox runs `true` here, else why not."""
+def _bwrap_works(as_uid: int | None = None) -> str | None:
+    """None when a minimal bwrap sandbox runs `true` here (started as `as_uid`), else why not."""
+    drop = {} if as_uid is None else {"user": as_uid, "group": as_uid, "extra_groups": []}
     try:
         r = subprocess.run([*_bwrap_base("none", 2 ** 20), "true"], capture_output=True,
-                           timeout=30, stdin=subprocess.DEVNULL)
+                           timeout=30, stdin=subprocess.DEVNULL, cwd="/", **drop)
     except SandboxError as e:
         return str(e)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -286,14 +292,28 @@ def _pids_cgroup_parent() -> str | None:
 
 
 def _process_limit_mechanism() -> str:
+    """"rlimit" (non-root caller), "cgroup" (root with a pids cgroup) or "uid" (root without:
+    bwrap started as FALLBACK_UID, RLIMIT_NPROC); SandboxError when none works."""
     if os.geteuid() != 0:
         return "rlimit"
     if _pids_cgroup_parent() is not None:
         return "cgroup"
-    raise SandboxError("running as root, but no writable pids cgroup (v1 `pids` hierarchy or "
-                       "cgroup v2 with the pids controller) to limit the sandbox's processes; "
-                       "RLIMIT_NPROC does not bind root. Run as a non-root user or give this "
-                       "process a writable cgroup")
+    why = _bwrap_works(FALLBACK_UID)
+    if why is None:
+        return "uid"
+    raise SandboxError("running as root without a writable pids cgroup (v1 `pids` hierarchy or "
+                       "cgroup v2 with the pids controller), and bwrap started as uid "
+                       f"{FALLBACK_UID} fails ({why}; is the interpreter's tree readable by "
+                       "other users?), so the sandbox's processes cannot be limited "
+                       "(RLIMIT_NPROC does not bind root); run as a non-root user, give this "
+                       "process a writable cgroup, or use an interpreter outside /root")
+
+
+def _chown_tree(top: str, uid: int, gid: int) -> None:
+    os.chown(top, uid, gid, follow_symlinks=False)
+    for base, dirs, names in os.walk(top):
+        for n in dirs + names:
+            os.chown(os.path.join(base, n), uid, gid, follow_symlinks=False)
 
 
 _SIGNALS = frozenset(int(s) for s in signal.Signals)
@@ -365,7 +385,7 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
     mode = _choose_isolation(network, isolation)
     limiter = _process_limit_mechanism() if mode == "bwrap" else None
     root = tempfile.mkdtemp(prefix="lm_sandbox_")
-    cgroup = None
+    cgroup, drop = None, {}
     try:
         work = os.path.join(root, "work")
         if src_dir is None:
@@ -399,7 +419,7 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
             for k, v in child_env.items():
                 full_cmd += ["--setenv", k, v]
             # RLIMIT_NPROC counts the namespace's init too: + 1 leaves `processes` to the command
-            nproc = limits.processes + 1 if limiter == "rlimit" else 0
+            nproc = limits.processes + 1 if limiter in ("rlimit", "uid") else 0
             full_cmd += ["--", *_limited(cmd, limits, nproc)]
             if limiter == "cgroup":
                 cgroup = os.path.join(_pids_cgroup_parent(), f"lm_sandbox_{uuid.uuid4().hex}")
@@ -410,6 +430,9 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
                 full_cmd = ["/bin/sh", "-c", _JOIN_CGROUP,
                             os.path.join(cgroup, "cgroup.procs"), *full_cmd]
             popen_env = {"PATH": "/usr/bin:/bin"}
+            if limiter == "uid":
+                _chown_tree(root, FALLBACK_UID, FALLBACK_UID)
+                drop = {"user": FALLBACK_UID, "group": FALLBACK_UID, "extra_groups": []}
         else:
             full_cmd = _limited(cmd, limits)
             if mode == "python_guard":
@@ -424,7 +447,7 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
         timed_out = False
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(full_cmd, cwd=work, env=popen_env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err, start_new_session=True)
+                                    stdout=out, stderr=err, start_new_session=True, **drop)
             try:
                 proc.wait(timeout=limits.wall_s)
             except subprocess.TimeoutExpired:
@@ -451,6 +474,8 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
     finally:
         if cgroup is not None:
             _remove_cgroup(cgroup)
+        if drop and keep:
+            _chown_tree(root, os.getuid(), os.getgid())
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
 

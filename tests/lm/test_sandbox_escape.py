@@ -144,29 +144,46 @@ def test_forking_past_the_process_limit_fails():
     assert forked == [limits.processes - 1], (r.stdout, r.stderr)
 
 
-NON_ROOT = """
+OTHER_CALLER = """
 import sys
 sys.path.insert(0, {repo!r})
 from lib.lm import sandbox as sb
+if {no_cgroup}:
+    sb._pids_cgroup_parent = lambda: None
 limits = sb.Limits(wall_s=30, cpu_s=20, memory_mb=1024, processes=12)
-r = sb.run_in_copy(None, [sys.executable, "-c", {fork!r}], limits=limits)
-print(sb._process_limit_mechanism(), r.isolation, r.stdout.strip(), r.stderr[-300:])
+r = sb.run_in_copy(None, [sys.executable, "-c", {fork!r}], limits=limits, keep=True)
+import os
+owner = os.stat(r.root + "/work").st_uid == os.getuid()
+import shutil; shutil.rmtree(r.root)
+print(sb._process_limit_mechanism(), r.isolation, r.stdout.strip(), owner, r.stderr[-300:])
 """
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/python3"),
-                    reason="needs root to start a non-root caller, and a system python3")
-def test_forking_past_the_process_limit_fails_for_a_non_root_caller():
-    """A non-root caller gets RLIMIT_NPROC (per user namespace) instead of a cgroup."""
+                    reason="needs root to start other callers, and a system python3")
+@pytest.mark.parametrize("caller, mechanism", [("non-root", "rlimit"),
+                                               ("root without a pids cgroup", "uid")])
+def test_forking_past_the_process_limit_fails_for_other_callers(caller, mechanism):
+    """A non-root caller gets RLIMIT_NPROC (per user namespace) instead of a cgroup; so does
+    root without a pids cgroup, which starts bwrap as FALLBACK_UID (then gives the copy back)."""
     import subprocess
-    code = NON_ROOT.format(repo=REPO, fork=FORK.format(tries=200))
-    r = subprocess.run(["/usr/bin/python3", "-c", code], user=54321, group=54321,
-                       extra_groups=[], cwd="/", capture_output=True, text=True, timeout=120,
-                       env={"PATH": "/usr/bin:/bin"})
-    if "Permission denied" in r.stderr and "lib" in r.stderr:
+    code = OTHER_CALLER.format(repo=REPO, fork=FORK.format(tries=200),
+                               no_cgroup=mechanism == "uid")
+    drop = {"user": 54321, "group": 54321, "extra_groups": []} if mechanism == "rlimit" else {}
+    r = subprocess.run(["/usr/bin/python3", "-c", code], cwd="/", capture_output=True,
+                       text=True, timeout=120, env={"PATH": "/usr/bin:/bin"}, **drop)
+    if mechanism == "rlimit" and "Permission denied" in r.stderr:
         pytest.skip("the checkout is not readable by another uid here")
-    assert r.returncode == 0 and r.stdout.split()[:4] == ["rlimit", "bwrap", "FORKED", "11"], (
-        r.stdout, r.stderr)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[:5] == [mechanism, "bwrap", "FORKED", "11", "True"], r.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.realpath(sys.prefix).startswith("/root/"),
+                    reason="needs root and an interpreter under /root (unreadable by others)")
+def test_root_without_cgroup_and_unreadable_interpreter_is_refused(monkeypatch):
+    monkeypatch.setattr(sb, "_pids_cgroup_parent", lambda: None)
+    with pytest.raises(sb.SandboxError, match="cannot be limited"):
+        sb.run_in_copy(None, ["true"])
 
 
 def test_setsid_child_dies_at_the_wall_clock_limit():
