@@ -6,8 +6,8 @@
 Variants:
   tiny    simulated data only (8 regions, 160 weeks), window 8, horizons (2, 4), hidden 8,
           a few steps (tests; seconds).
-  quick   simulated metapopulation + the four benchmark files (../shared/data/epidemic,
-          relative to the workspace root; never copied in), window 20, horizons (5, 10, 15),
+  quick   simulated metapopulation + the four benchmark files (data/epidemic, relative to
+          the repository root; `python tools/fetch_data.py epidemic` fetches and verifies them), window 20, horizons (5, 10, 15),
           hidden 12, midpoint solver, 200 AdamW steps of batch 16 per horizon; EARTH + 4
           baselines everywhere, the 3 ablations on simulated data; negative counts (the
           Australia-COVID file's reporting corrections) kept as published. About an hour on 2
@@ -32,7 +32,7 @@ def _build(*, tag, datasets, window, horizons, regions, weeks, hidden, heads, st
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.datasets = tuple(datasets)
-    c.data = dict(root="../shared/data/epidemic", custom_series=None, custom_adjacency=None,
+    c.data = dict(root="data/epidemic", custom_series=None, custom_adjacency=None,
                   negative_counts=negative_counts, window=window, horizons=tuple(horizons),
                   train_frac=0.5, val_frac=0.3,
                   semantic_k=5, semantic_select="most")

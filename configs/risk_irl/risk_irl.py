@@ -16,8 +16,9 @@ Variants:
                 linear / sqrt / square starts × α ∈ {0.01, 0.5, 5, 100, 10³, 10⁴} × 5 seeds,
                 random MDPs with (S, A) = (20, 5), (100, 10), (1000, 20) (5, 5, 1 seeds, as
                 the paper's 1 for S = 1000), N ∈ {1, 5, 20} environments.
-  quick_humans  quick plus the participants' part, reading ../shared/data/risk_irl (relative
-                to the repository root; change with --config.participants.data_dir=...).
+  quick_humans  quick plus the participants' part, reading data/risk_irl (relative to the
+                repository root; `python tools/fetch_data.py risk_irl` fetches and verifies
+                it; change with --config.participants.data_dir=...).
   paper         quick with 5 seeds at every size and 10⁵ rollouts per estimate (for an
                 accelerator; not run here).
 """
@@ -74,11 +75,11 @@ def get_config(arg=None):
         "quick_humans": lambda: _build(
             tag="risk_irl_quick_humans",
             **{**QUICK, "parts": ("participants", "investment", "random", "multi_env")},
-            data_dir="../shared/data/risk_irl"),
+            data_dir="data/risk_irl"),
         "paper": lambda: _build(
             tag="risk_irl_paper", **{**QUICK, "parts": ("participants", "investment", "random",
                                                         "multi_env"),
                                      "num_traj": 100_000, "random_seeds": (5, 5, 5),
                                      "env_seeds": 5, "set_samples": 2000},
-            data_dir="../shared/data/risk_irl"),
+            data_dir="data/risk_irl"),
     }, arg, default="quick")

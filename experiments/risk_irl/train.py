@@ -28,9 +28,10 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib
-from lib.common import plotting
+from lib.common import paths, plotting
 from lib.common import report as common_report
 from lib.common import workdir as wd
+from lib.data import public
 from lib.risk_irl import caty, config_schema, data, projection, report, returns, tractor
 from lib.risk_irl import utilities as ut
 from lib.risk_irl.mdp import backward_induction
@@ -155,7 +156,7 @@ def run_investment(config, plot_dir) -> dict:
 def run_participants(config, plot_dir) -> dict:
     """The human data: non-Markovianity, CATY-UL of SG utilities, TRACTOR-UL on one participant."""
     g, inv, pc = config.grid, config.investment, config.participants
-    people = data.load_participants(pc.data_dir, g.n, g.horizon)
+    people = data.load_participants(paths.resolve(pc.data_dir), g.n, g.horizon)
     num_p = people.answers.shape[0]
     if pc.participant >= num_p:
         raise config_lib.ConfigError(f"config key 'participants.participant' = {pc.participant} is "
@@ -401,8 +402,14 @@ def train_and_evaluate(config, workdir: str) -> dict:
     """Run the parts of `config`; write results.json, results.md, parts/ and plots/ to `workdir`."""
     validate(config)
     if "participants" in config.parts:      # fail before any compute when the data is absent
+        data_dir = paths.resolve(config.participants.data_dir)
+        if data_dir == public.default_dir("risk_irl"):
+            try:
+                public.check("risk_irl", data_dir)
+            except public.DataError as err:
+                raise config_lib.ConfigError(str(err)) from None
         for name in (data.MDP_FILE, data.SG_FILE):
-            path = os.path.join(config.participants.data_dir, name)
+            path = os.path.join(data_dir, name)
             if not os.path.isfile(path):
                 raise FileNotFoundError(
                     f"participants file {path!r} not found; set --config.participants.data_dir "

@@ -14,11 +14,13 @@ import os
 import ml_collections
 
 from lib.common import config as config_lib
+from lib.common import paths
 from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Optional, Rule, Str
 from lib.earth.baselines import BASELINES
 from lib.earth.data import NEGATIVE
 from lib.earth.eano import ADJOINTS, SOLVERS
 from lib.earth.gltg import SELECTIONS
+from lib.data import public
 from lib.earth.model import VARIANTS
 
 # benchmark name -> (series file, adjacency file) inside data.root
@@ -97,10 +99,19 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def check_files(config: ml_collections.ConfigDict) -> None:
     """The data files the datasets need exist (run by the binary before any compute; not
-    part of `validate`, so configs naming the shared benchmarks load where they are absent)."""
+    part of `validate`, so configs naming the benchmarks load where they are absent). A
+    relative `data.root` is taken from the repository root; the default `data/epidemic` is
+    also checked file by file against its pinned sha256 (lib/data/public.py)."""
     d = config.data
+    root = paths.resolve(d.root)
+    if any(name in BENCHMARKS for name in config.datasets) and root == public.default_dir(
+            "epidemic"):
+        try:
+            public.check("epidemic", root)
+        except public.DataError as err:
+            raise ConfigError(str(err)) from None
     for name in config.datasets:
-        files = [os.path.join(d.root, f) for f in BENCHMARKS.get(name, ())]
+        files = [os.path.join(root, f) for f in BENCHMARKS.get(name, ())]
         if name == "custom":
             files = [d.custom_series, d.custom_adjacency]
         for f in files:

@@ -95,7 +95,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
         if not config.participants.data_dir:
             _fail("participants.data_dir", config.participants.data_dir,
                   "part 'participants' needs the directory holding data_MDP.csv and data_SG.csv "
-                  "(e.g. ../shared/data/risk_irl), or drop 'participants' from parts")
+                  "(e.g. data/risk_irl), or drop 'participants' from parts")
         if g.n % 100 or g.horizon != 5:
             _fail("grid.n", g.n, "the participants' questionnaire needs H = 5 and n a multiple "
                   "of 100 (checkpoints every 30 € with 1 unit = 1000 €)")

@@ -7,7 +7,7 @@ level's value {0, 30, 100, 500} €, a+ pays nothing and moves one level up with
 stays L). Rewards are divided by the largest, 1000 €, so one unit of return is 1000 € and,
 with ε₀ = 0.01, one grid step is 10 €.
 
-Participants (../shared/data/risk_irl, read from a configured directory, never copied):
+Participants (data/risk_irl from `python tools/fetch_data.py risk_irl`, or a configured directory):
   data_MDP.csv   one row per participant, one column per checkpoint `MDP_<h>_<state>_<€>`
                  (h = 1..H, state ∈ L/M/H/T, cumulative reward in €), cells a0 / a+ / a−;
   data_SG.csv    one row per participant, columns `SG_<€>`: the standard-gamble
