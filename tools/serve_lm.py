@@ -30,7 +30,6 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib.lm.local import LocalLM, load_run
 from lib.lm.server import make_server
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A lib/lm training run (experiments/lm).",
@@ -89,6 +88,7 @@ def main(_):
     if _READ_TIMEOUT.value <= 0 or _WORKERS.value < 1 or _PENDING.value < 1:
         raise SystemExit("--read_timeout_s > 0, --max_workers >= 1 and --max_pending >= 1 "
                          "required")
+    from lib.lm.local import LocalLM, load_run     # JAX: only once the flags are checked
     cfg, params, tok, step = load_run(_WORKDIR.value)
     name = _NAME.value or os.path.basename(os.path.normpath(_WORKDIR.value))
     lm = LocalLM(cfg, params, tok, name=name, use_cache=not _NO_CACHE.value)

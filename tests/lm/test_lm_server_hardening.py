@@ -6,7 +6,10 @@ import contextlib
 import http.client
 import json
 import math
+import os
 import socket
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -16,6 +19,7 @@ import pytest
 from lib.lm.client import ChatResult, Choice, LanguageModel, LMHTTPError, OpenAIClient
 from lib.lm.server import make_server
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HANG_S = 20          # a guard against hangs only; nothing asserts how fast anything is
 
 
@@ -333,3 +337,16 @@ def test_api_key_is_required_on_v1_routes_when_set():
 def test_bad_server_settings_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         make_server(EchoLM(), **kw)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--api_key_file=/nonexistent/key.txt"],
+     "--api_key_file=/nonexistent/key.txt: No such file or directory"),
+    (["--api_key_file=/dev/null"], "--api_key_file=/dev/null is empty"),
+    (["--api_key=a", "--api_key_file=/dev/null"], "give --api_key or --api_key_file, not both"),
+])
+def test_serve_lm_refuses_bad_key_options_before_loading_anything(args, message):
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "serve_lm.py"),
+                           "--workdir=/nonexistent/run", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines()[-1] == message
