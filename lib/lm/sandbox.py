@@ -45,8 +45,9 @@ Isolation modes (`RunResult.isolation` reports the one used):
   through). Only for trusted code on machines without user namespaces;
 * ``"none"`` -- no isolation (trusted code, overhead measurements); needs `network="allow"`.
 
-In every mode a small launcher sets, then execs the command (so they bind it and all its
-children; no `preexec_fn`: forking a multithreaded parent such as a JAX process is unsafe):
+In every mode a small launcher sets these limits and then execs the command (so they bind
+it and all its children; no `preexec_fn`: forking a multithreaded parent such as a JAX
+process is unsafe):
 RLIMIT_CPU (SIGXCPU, then SIGKILL), RLIMIT_AS (large allocations fail with MemoryError /
 ENOMEM), RLIMIT_FSIZE (largest file written), RLIMIT_CORE = 0; plus a wall-clock timeout
 after which the process group (a new session) is killed with SIGKILL. Thread-pool variables
@@ -55,7 +56,8 @@ after which the process group (a new session) is killed with SIGKILL. Thread-poo
 Not guaranteed: disk use in the copy is bounded per file (RLIMIT_FSIZE), not in total; kernel
 bugs (a sandbox shares the host kernel); timing side channels; CPU time of the sandbox's own
 init process; a program that is not under the bound trees (e.g. `python=` a different
-interpreter) is not found inside.
+interpreter) is not found inside. In bwrap mode a signal death comes back negative as
+elsewhere (bwrap's init reports it as 128 + signal, so an exit code above 128 reads the same).
 
 `run_pytest` runs `python -m pytest -v -rA --continue-on-collection-errors` in the sandbox and parses the per-test statuses
 from its output (`parse_pytest_log`): PASSED, FAILED, SKIPPED, ERROR, XFAIL (XPASS counts
