@@ -35,7 +35,7 @@ from absl import logging
 from lib.anova_tpnn import baselines, config_schema, data as data_lib, report, stability
 from lib.anova_tpnn.model import component_names, output_from_components, penalty, stack_components
 from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
-from lib.common import train_loop, workdir as wd
+from lib.common import guards, train_loop, workdir as wd
 
 validate = config_schema.validate
 
@@ -266,9 +266,9 @@ def load_datasets(config) -> dict[str, data_lib.Dataset]:
 
 
 def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, mode: str, name: str,
-              weights: np.ndarray) -> tuple[dict, np.ndarray | None, bool]:
+              weights: np.ndarray) -> tuple[dict, np.ndarray | None]:
     """Train (or resume) R replicas of one model and evaluate them; returns (summary,
-    components (R, N, C) or None, preempted)."""
+    components (R, N, C) or None); `guards.Preempted` on SIGTERM."""
     model = baselines.build(name, ds.num_features, config.model)
     run_dir = os.path.join(workdir, "runs", ds.name, mode, name)
     os.makedirs(run_dir, exist_ok=True)
@@ -278,8 +278,6 @@ def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, mode: str, name:
     loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
     t0 = time.time()
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
-    if result.preempted:
-        return {}, None, True
     params = selected_params(result.state)
     consts = frozen_constants(model, params, ds.x_train, weights)
     if mesh_lib.is_primary() and jax.tree.leaves(consts):
@@ -301,7 +299,7 @@ def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, mode: str, name:
                        val_loss=float(np.mean(best_val)))
     logging.info("%s/%s/%s: metric %.4f, stability %s, recovery %s", ds.name, mode, name,
                  summary["metric"], summary.get("stability"), summary.get("recovery"))
-    return summary, comps, False
+    return summary, comps
 
 
 def _last_loss(run_dir: str) -> float | None:
@@ -350,7 +348,7 @@ def run_ebm(config, workdir: str, ds: data_lib.Dataset, mode: str, weights: np.n
     return summary, comps
 
 
-def train_and_evaluate(config, workdir: str) -> dict | None:
+def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     if config.ebm.enabled:
         baselines.require_interpret()
@@ -376,13 +374,11 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
             for name in config.models:
                 if name == "mlp" and mode != "seed":
                     continue                      # accuracy only: one set of replicas
-                summary, comps, preempted = run_model(config, workdir, mesh, ds, mode, name,
-                                                      weights)
-                if preempted:
-                    logging.warning("preempted; rerun the same command to resume")
-                    return None
-                models[name], comps_by_model[name] = summary, comps
+                guards.check_preempted(f"{ds.name}/{mode}/{name}")
+                models[name], comps_by_model[name] = run_model(config, workdir, mesh, ds, mode,
+                                                               name, weights)
             if config.ebm.enabled and mode == "seed":     # a CPU reference: seeds only
+                guards.check_preempted(f"{ds.name}/{mode}/ebm")
                 models["ebm"], comps_by_model["ebm"] = run_ebm(config, workdir, ds, mode,
                                                                 weights)
             entry["modes"][mode] = models
@@ -394,6 +390,7 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
                     config.eval.plot_components)
         results["datasets"][ds.name] = entry
         complete = ds.name == list(datasets)[-1]
+        guards.check_preempted("writing results.json")
         if primary:                         # after every data set: a partial run is readable
             write_results(workdir, results, t0, complete)
     return results

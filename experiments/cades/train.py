@@ -31,7 +31,7 @@ import optax
 from absl import logging
 
 from lib.cades import baselines, conformal, config_schema, report, scenarios as scen_lib
-from lib.common import config as config_lib, mesh as mesh_lib, train_loop
+from lib.common import config as config_lib, guards, mesh as mesh_lib, train_loop
 from lib.common import report as common_report, workdir as wd
 from lib.tpp import hawkes, neural
 from lib.tpp.events import Events, trim
@@ -215,6 +215,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         if "fpr" in config.parts:
             wanted |= {s for s in config.fpr.settings if s != "spp"}
         for setting in sorted(wanted):
+            guards.check_preempted(f"fitting the {setting} models")
             scen = scen_lib.make(settings[setting], mv.t_max, mv.max_len)
             models[setting] = fit_models(config, setting, scen, workdir, mesh)
         results["models"] = {s: {m: info for m, (_, info) in v.items()} for s, v in models.items()}
@@ -253,6 +254,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
 
     results["targets"] = report.targets(results)
     results["wall_s"] = time.perf_counter() - t_start
+    guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         if config.eval.plots:
             results["plots"] = report.write_plots(os.path.join(workdir, wd.PLOTS), results)

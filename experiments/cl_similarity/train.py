@@ -32,6 +32,7 @@ from lib.cl_similarity import augment, config_schema, losses, report, ssl, theor
 from lib.cl_similarity import free_embeddings as free
 from lib.cl_similarity.encoder import SimCLRNet
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import plotting, train_loop
 from lib.common import report as common_report
@@ -201,14 +202,13 @@ def run_one(config, data: ssl.SSLData, batch: int, aux: bool, run_dir: str, mesh
     loop = train_loop.LoopConfig(num_steps=num_steps, log_every=tr.log_every,
                                  checkpoint_every=tr.checkpoint_every,
                                  keep_checkpoints=tr.keep_checkpoints, seed=config.seed)
-    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
-    if result.preempted:
-        raise SystemExit("preempted; rerun the same command to resume")
+    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)   # Preempted on SIGTERM
     train_s = time.perf_counter() - t0
     out = ssl.evaluate(result.state["params"], spec, data, probe_steps=config.probe.steps,
                        probe_lr=config.probe.lr, probe_wd=config.probe.weight_decay,
                        max_pairs=config.eval.max_pairs, eval_seed=config.seed + 7)
     last = _last_metrics(run_dir)
+    guards.check_preempted(f"writing {path}")
     out.update(dataset=data.name, batch_size=batch, aux=aux, aux_weight=spec.aux_weight,
                steps=num_steps, peak_lr=ssl.peak_lr(spec), train_s=train_s,
                eval_s=time.perf_counter() - t0 - train_s, final_train_loss=last.get("loss"),
@@ -235,6 +235,7 @@ def run_ssl(config, workdir: str, plot_dir: str | None, mesh) -> dict:
         for batch in config.ssl.batch_sizes:
             for aux in (False, True):
                 run_dir = os.path.join(workdir, "runs", f"{name}_b{batch}_{'vrns' if aux else 'base'}")
+                guards.check_preempted(f"run {run_dir}")
                 r = run_one(config, data, batch, aux, run_dir, mesh)
                 logging.info("%s B=%d aux=%s: probe %.4f, Var[s_neg] %.4f (%.0f s)", name, batch,
                              aux, r["probe_test_acc"], r["neg_var"], r["train_s"] + r["eval_s"])
@@ -308,6 +309,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["targets"] = targets(results, config)
     results["wall_s"] = time.perf_counter() - t0
     results["machine"] = common_report.machine()
+    guards.check_preempted("writing results.json")
     if primary:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")

@@ -26,7 +26,7 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
-from lib.common import train_loop, workdir as wd
+from lib.common import guards, train_loop, workdir as wd
 from lib.dsl import config_schema, data as data_lib, report, toy
 from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, frac_label,
                               make_plan, make_task, predict)
@@ -34,9 +34,9 @@ from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, 
 validate = config_schema.validate
 
 
-def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind: str
-              ) -> tuple[dict | None, bool]:
-    """Train (or resume) every replica of one model on one data set; (summary, preempted)."""
+def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind: str) -> dict:
+    """Train (or resume) every replica of one model on one data set; its summary
+    (`guards.Preempted` on SIGTERM)."""
     model = Model(kind, config, ds.dim, ds.num_classes)
     run_dir = os.path.join(workdir, "runs", ds.name, kind)
     os.makedirs(run_dir, exist_ok=True)
@@ -48,8 +48,6 @@ def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind
     loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
     t0 = time.time()
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
-    if result.preempted:
-        return None, True
     params = result.state["params"]
     logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
     acc = np.mean(np.argmax(logits, -1) == ds.y_test[None], axis=1)     # (R,)
@@ -68,10 +66,10 @@ def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind
         summary["lines"] = lines
     logging.info("%s/%s: %s", ds.name, kind,
                  {k: round(v["acc"], 4) for k, v in by_fraction.items()})
-    return summary, False
+    return summary
 
 
-def train_and_evaluate(config, workdir: str) -> dict | None:
+def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     dsl_config(config.model).check()
     t0 = time.time()
@@ -89,28 +87,25 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
         entry = {"n_train": len(ds.x_train), "n_test": len(ds.x_test), "dim": ds.dim,
                  "num_classes": ds.num_classes, "models": {}}
         for kind in MODELS:
-            summary, preempted = run_model(config, workdir, mesh, ds, plan, kind)
-            if preempted:
-                logging.warning("preempted; rerun the same command to resume")
-                return None
-            entry["models"][kind] = summary
+            guards.check_preempted(f"{ds.name}/{kind}")
+            entry["models"][kind] = run_model(config, workdir, mesh, ds, plan, kind)
         results["datasets"][ds.name] = entry
         if primary and config.eval.plots:
             report.curve_plots(workdir, ds.name, plan.fractions, entry, plot_dir)
+        guards.check_preempted("writing results.json")
         if primary:   # partial results after every data set (complete = False until the end)
             wd.write_json_atomic(os.path.join(workdir, wd.RESULTS),
                                  {**results, "complete": False, "wall_s": time.time() - t0,
                                   "machine": common_report.machine()})
     if config.toy.enabled:
-        toy_out = toy.run(config, workdir, mesh, dsl_config(config.model),
-                          plot_dir if (primary and config.eval.plots) else None)
-        if toy_out is None:
-            return None
-        results["toy"] = toy_out
+        guards.check_preempted("the toy run")
+        results["toy"] = toy.run(config, workdir, mesh, dsl_config(config.model),
+                                 plot_dir if (primary and config.eval.plots) else None)
     results["targets"] = report.targets(results)
     results["machine"] = common_report.machine()
     results["wall_s"] = time.time() - t0
     results["complete"] = True
+    guards.check_preempted("writing results.json")
     if primary:
         if config.eval.plots and results["datasets"]:
             report.sample_efficiency_plot(results, os.path.join(plot_dir,

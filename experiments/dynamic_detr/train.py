@@ -29,7 +29,7 @@ import numpy as np
 import optax
 
 from lib.common import config as config_lib, mesh as mesh_lib, report, train_loop
-from lib.common import workdir as wd
+from lib.common import guards, workdir as wd
 from lib.detection import coco
 from lib.dynamic_detr import data, evaluate, objectives, precompile, prefetch, reporting
 from lib.dynamic_detr.config_schema import validate
@@ -178,7 +178,7 @@ def run_stage(task, config, steps: int, directory: str, mesh, deadline: float | 
     resumes the stage from its checkpoint toward `steps`.
 
     Returns (TrainResult, record = {"steps", "target_steps", "stopped_by_budget",
-    "resumed_from", "train_s", "steps_per_s"}); `preempted` means a SIGTERM from outside.
+    "resumed_from", "train_s", "steps_per_s"}); a SIGTERM raises `guards.Preempted`.
     """
     os.makedirs(directory, exist_ok=True)
     t0 = time.time()
@@ -240,8 +240,6 @@ def _train_and_evaluate(config, workdir: str, batches):
                            batches=batches)
     res, pre_record = run_stage(dense_task, config, config.train.num_steps,
                                 os.path.join(runs_dir, "pretrain"), mesh, pre_end)
-    if res.preempted:
-        return res
     dense_params = jax.device_get(res.state["params"])
 
     val = data.batch([config.train.seed, 11], config.data.val_images, **data_kwargs(config))
@@ -256,6 +254,7 @@ def _train_and_evaluate(config, workdir: str, batches):
     eval_s = config.run.eval_reserve_s
 
     def write(results):
+        guards.check_preempted("writing results.json")
         if primary:                       # after every stage, so a killed run can still be read
             if config.eval.plots and rows:
                 reporting.plot(rows, os.path.join(workdir, "plots", "ap_vs_flops.png"))
@@ -276,6 +275,7 @@ def _train_and_evaluate(config, workdir: str, batches):
     results = summary()
     write(results)
     for i, v in enumerate(todo):
+        guards.check_preempted(f"fine-tune {v.name}")
         task = finetune_task(config, v, dense_params, batches)
         compiled_s = pre.wait(v.name) if pre is not None else None
         deadline = finetune_deadline(end, time.time(), len(todo) - i, eval_s)
@@ -284,8 +284,6 @@ def _train_and_evaluate(config, workdir: str, batches):
             break
         r, stages[v.name] = run_stage(task, config, config.sparse.finetune_steps,
                                       os.path.join(runs_dir, v.name), mesh, deadline)
-        if r.preempted:
-            return r
         t_eval = time.time()
         params = jax.device_get(r.state["params"])
         det = detector(config, v.spec)

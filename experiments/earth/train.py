@@ -21,6 +21,7 @@ import optax
 from absl import logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import plotting, report, train_loop
 from lib.common import workdir as wd
@@ -273,6 +274,7 @@ def train_and_evaluate(config, workdir: str):
         for name in config.models:
             if name in model_lib.VARIANTS[1:] and ds not in config.ablation_datasets:
                 continue
+            guards.check_preempted(f"{ds}/{name}")
             forecaster = build_model(name, config, prep)
             res, fc, secs = run_one(name, forecaster, prep, config,
                                     os.path.join(workdir, "runs", ds, name), mesh)
@@ -293,8 +295,11 @@ def train_and_evaluate(config, workdir: str):
                "train_eval_seconds": timing, "targets": targets_check(results, config),
                "horizons": list(config.data.horizons), "num_seeds": config.num_seeds,
                "num_steps": config.train.num_steps}
+        guards.check_preempted("writing results.json")
         if primary:  # written after every dataset, so an interrupted run still has a table
-            np.savez_compressed(os.path.join(workdir, "predictions.npz"), **saved)
+            tmp = os.path.join(workdir, ".tmp_predictions.npz")   # never half-written
+            np.savez_compressed(tmp, **saved)
+            os.replace(tmp, os.path.join(workdir, "predictions.npz"))
             wd.write_text_atomic(os.path.join(workdir, "results.md"), results_markdown(results, config))
             wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), out)
     return out

@@ -34,6 +34,7 @@ import numpy as np
 
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
+from lib.common import guards
 from lib.common import report as common_report
 from lib.common import train_loop
 from lib.common import workdir as wd
@@ -58,10 +59,6 @@ from lib.lm.model import LMConfig
 from lib.lm.tokenizer import Tokenizer, train_bpe
 
 log = logging.getLogger(__name__)
-
-
-class Preempted(Exception):
-    pass
 
 
 # ----------------------------------------------------------------------------- data
@@ -273,9 +270,7 @@ def train_editor(config, variant, convs, tok, workdir, mesh) -> tuple[LocalLM, d
                          **_optim(config))
     t0 = time.perf_counter()
     res = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                           workdir=workdir, mesh=mesh)
-    if res.preempted:
-        raise Preempted
+                           workdir=workdir, mesh=mesh)       # guards.Preempted on SIGTERM
     hist = []
     if os.path.exists(os.path.join(workdir, wd.METRICS)):
         with open(os.path.join(workdir, wd.METRICS)) as f:
@@ -541,6 +536,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
             mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model,
                                       devices=jax.devices()[:n] if n else None)
             for v in config.editor.variants:
+                guards.check_preempted(f"editor {v}")
                 t = time.perf_counter()
                 lm, tinfo = train_editor(config, v, convs[v], tok,
                                          os.path.join(workdir, f"editor_{v}"), mesh)
@@ -562,6 +558,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["wall_s"] = time.perf_counter() - t_start
     results["machine"] = common_report.machine()
     results["targets"] = el_report.targets(results)
+    guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), el_report.tables(results) + "\n")

@@ -27,7 +27,7 @@ import optax
 from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, plotting, train_loop
-from lib.common import report as common_report, workdir as wd
+from lib.common import guards, report as common_report, workdir as wd
 from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
 from lib.fleg3d.model import FlegNet
 
@@ -118,12 +118,11 @@ def train_and_evaluate(config, workdir: str) -> dict:
     base_text = text_all[:config.data.base_classes]
     emb, params, train_info = {}, {}, {}
     for variant in config.variants:
+        guards.check_preempted(f"variant {variant}")
         task = make_task(config, variant, bank, base_text)
         t1 = time.time()
         res = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
                                workdir=os.path.join(workdir, "models", variant), mesh=mesh)
-        if res.preempted:
-            return {"preempted": True}
         params[variant] = jax.device_get(res.state["params"])
         emb[variant] = methods.embed_bank(make_model(config, variant), params[variant],
                                           bank.points, bank.desc)
@@ -145,6 +144,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["targets"] = report.targets(results)
     results["machine"] = common_report.machine()
     results["wall_s"] = time.time() - t0
+    guards.check_preempted("writing results.json")
     if primary:
         if config.eval.plots:
             for pname, by_method in results["protocols"].items():

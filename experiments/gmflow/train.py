@@ -25,6 +25,7 @@ import optax
 from absl import logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import plotting, report, train_loop
 from lib.common import workdir as wd
@@ -54,7 +55,8 @@ def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_f
                 loss_kind: str, trans_ratio: float, batch_size: int, num_classes: int = 0,
                 p_uncond: float = 0.0, seed_offset: int = 0):
     """Train (or resume) one model in <workdir>/models/<name>, initialised and keyed with
-    `train.seed + seed_offset`; returns (EMA params, info)."""
+    `train.seed + seed_offset`; returns (EMA params, info); `guards.Preempted` on SIGTERM."""
+    guards.check_preempted(f"model {name}")
     task = training.make_task(
         model, example_x=example_x, batch_fn=batch_fn, batch_size=batch_size,
         loss_kind=loss_kind, trans_ratio=trans_ratio, lr=config.optim.lr,
@@ -64,8 +66,6 @@ def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_f
     loop = train_loop.LoopConfig.from_config(config.train)
     loop = dataclasses.replace(loop, seed=loop.seed + seed_offset)
     result = train_loop.train(task, loop, workdir=os.path.join(workdir, "models", name), mesh=mesh)
-    if result.preempted:
-        raise SystemExit(0)
     losses = _losses(os.path.join(workdir, "models", name))
     info = {"steps": result.step, "resumed_from": result.resumed_from,
             "train_s": time.time() - t0, "first_loss": losses[0] if losses else None,
@@ -240,8 +240,6 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
                                 checkpoint_every=dc.classifier_steps, seed=config.seed)
     result = train_loop.train(train_loop.Task(init_state, train_step, batch_fn, bs), cfg,
                               workdir=os.path.join(workdir, "models", "classifier"), mesh=mesh)
-    if result.preempted:
-        raise SystemExit(0)
     params = jax.device_get(result.state["params"])
     logits = clf.apply(params, jnp.asarray(test.images))
     acc = float(np.mean(np.argmax(np.asarray(logits), -1) == test.labels))
@@ -402,6 +400,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         results["digits"] = run_digits(config, workdir, mesh)
     results["targets"] = targets(results)
     results["wall_s"] = time.time() - t0
+    guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), markdown(results) + "\n")

@@ -29,6 +29,7 @@ from absl import logging
 
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
+from lib.common import guards
 from lib.common import report as common_report
 from lib.common import train_loop
 from lib.common import workdir as wd
@@ -48,10 +49,6 @@ validate = config_schema.validate
 ARITH_INSTRUCTION = ("Add the two numbers column by column from the right. Write each column "
                      "as x+y+carry=CS (carry and sum digit), separated by single spaces, then "
                      "= and the answer with one more digit than the operands.\n")
-
-
-class Preempted(Exception):
-    pass
 
 
 # ----------------------------------------------------------------------------- models
@@ -80,9 +77,7 @@ def train_local_lm(block, conversations, workdir: str, mesh, seed: int,
                          base_params=init_params, **_optim(block))
     t0 = time.perf_counter()
     res = train_loop.train(task, train_loop.LoopConfig.from_config(block.train),
-                           workdir=workdir, mesh=mesh)
-    if res.preempted:
-        raise Preempted
+                           workdir=workdir, mesh=mesh)      # guards.Preempted on SIGTERM
     info = {"steps": res.step, "resumed_from": res.resumed_from,
             "wall_s": time.perf_counter() - t0, "examples": len(examples),
             "tokens_per_example": int(data["tokens"].shape[1])}
@@ -111,9 +106,7 @@ def train_reward_model(kind: str, config, gen: LocalLM, train_data: list[dict], 
                                    **_optim(r))
     t0 = time.perf_counter()
     res = train_loop.train(task, train_loop.LoopConfig.from_config(r.train), workdir=workdir,
-                           mesh=mesh)
-    if res.preempted:
-        raise Preempted
+                           mesh=mesh)                       # guards.Preempted on SIGTERM
     rm = reward_models.RewardModelJudge(kind.upper(), gen.cfg, jax.device_get(res.state["params"]),
                                         gen.tok, kind=kind, sep=ar.SEP, aggregation=r.aggregation)
     return rm, {"steps": res.step, "resumed_from": res.resumed_from,
@@ -568,16 +561,14 @@ def train_and_evaluate(config, workdir: str) -> dict:
     t_start = time.perf_counter()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     results = {"tag": config.tag, "training": {}, "domains": {}}
-    try:
-        if "arithmetic" in config.domains:
-            mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-            results["domains"]["arithmetic"] = run_arithmetic(config, workdir, mesh,
-                                                              results["training"])
-    except Preempted:
-        return {"preempted": True}
+    if "arithmetic" in config.domains:
+        mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
+        results["domains"]["arithmetic"] = run_arithmetic(config, workdir, mesh,
+                                                          results["training"])
     data_dir = os.path.join(workdir, "data")
     sim = {"oracle": judges.OracleJudge(), **_simulated(config)}
     if "humaneval" in config.domains:
+        guards.check_preempted("the humaneval domain")
         h = config.humaneval
         pools, _ = _cached(os.path.join(data_dir, "humaneval_pools.jsonl"),
                            lambda: he_dom.make_pools(h.num_problems, h.pool_size, config.seed),
@@ -592,6 +583,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
             results["domains"]["humaneval"]["trees"] = tree_info(trees)
             results["domains"]["humaneval"]["beam"] = beam_all(sim, trees, config)
     if "instructions" in config.domains:
+        guards.check_preempted("the instructions domain")
         i = config.instructions
         pools = if_dom.make_pools(i.num_queries, i.pool_size, config.seed)
         results["domains"]["instructions"] = run_pool_domain("instructions", pools, config, sim)
@@ -599,6 +591,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["warnings"] = truncation_warnings(results, config.eval.max_truncation_rate)
     results["wall_s"] = time.perf_counter() - t_start
     results["machine"] = common_report.machine()
+    guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         from lib.jetts import report

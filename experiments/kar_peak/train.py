@@ -28,6 +28,7 @@ from absl import logging
 
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
+from lib.common import guards
 from lib.common import report, train_loop
 from lib.common import workdir as wd
 from lib.kar_peak import fit as fit_lib
@@ -55,8 +56,8 @@ def _ntk_fn(fit, points, chunk):
     return jax.jit(lambda p: empirical_ntk(fit.model.apply, p["inr"], pts, pts, method="jacobian", chunk=chunk))
 
 
-def run_images(config, workdir: str, mesh) -> dict | None:
-    """The inpainting grid; None when preempted (rerun resumes)."""
+def run_images(config, workdir: str, mesh) -> dict:
+    """The inpainting grid (`guards.Preempted` on SIGTERM; rerun resumes)."""
     d = config.data
     masks = _mask_list(config)
     coords = tasks.grid_coords(d.size, d.size)
@@ -74,11 +75,10 @@ def run_images(config, workdir: str, mesh) -> dict | None:
         recons[image] = {"truth": img, "masks": masks, "pred": {}}
         spectra[image] = {}
         for method in config.methods:
+            guards.check_preempted(f"fit {image}/{method}")
             fit = fit_lib.make_fit(problem, method, config)
             t0 = time.time()
             res = train_loop.train(fit.task, loop_cfg, workdir=_fit_dir(workdir, image, method), mesh=mesh)
-            if res.preempted:
-                return None
             train_s = time.time() - t0
             params = jax.device_get(res.state["params"])
             params0 = jax.device_get(jax.jit(fit.task.init_state)(jax.random.key(config.train.seed))["params"])
@@ -122,8 +122,8 @@ def _regression_config(config):
     return c
 
 
-def run_regression(config, workdir: str, mesh) -> dict | None:
-    """The 1-D alignment demo; None when preempted."""
+def run_regression(config, workdir: str, mesh) -> dict:
+    """The 1-D alignment demo (`guards.Preempted` on SIGTERM)."""
     r = config.regression
     data = tasks.gp_regression(n_train=r.n_train, n_test=r.n_test, max_freq=r.max_freq, centre=r.centre,
                                width=r.width, noise=r.noise, seed=r.seed, num_draws=r.num_draws)
@@ -143,10 +143,9 @@ def run_regression(config, workdir: str, mesh) -> dict | None:
                                                     for v in range(r.num_draws)]))
     curves = {}
     for method in r.methods:
+        guards.check_preempted(f"fit regression/{method}")
         fit = fit_lib.make_fit(problem, method, rcfg)
         res = train_loop.train(fit.task, loop_cfg, workdir=_fit_dir(workdir, "regression", method), mesh=mesh)
-        if res.preempted:
-            return None
         params = jax.device_get(res.state["params"])
         params0 = jax.device_get(jax.jit(fit.task.init_state)(jax.random.key(config.train.seed))["params"])
         predict = jax.jit(jax.vmap(lambda p, m=fit.model: m.apply(p["inr"], x_test)))
@@ -173,17 +172,12 @@ def train_and_evaluate(config, workdir: str):
     t0 = time.time()
     results = {"tag": config.tag, "machine": report.machine()}
     if "images" in config.parts:
-        images = run_images(config, workdir, mesh)
-        if images is None:
-            return None
-        results["images"] = images
+        results["images"] = run_images(config, workdir, mesh)
     if "regression" in config.parts:
-        reg = run_regression(config, workdir, mesh)
-        if reg is None:
-            return None
-        results["regression"] = reg
+        results["regression"] = run_regression(config, workdir, mesh)
     results["wall_s"] = time.time() - t0
     results["targets"] = summarise(results, config.methods)
+    guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), tables(results) + "\n")

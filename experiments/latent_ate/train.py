@@ -25,6 +25,7 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import report as common_report
 from lib.common import workdir as wd
@@ -121,6 +122,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     plot_dir = os.path.join(workdir, wd.PLOTS) if (config.eval.plots and primary) else None
     key = jax.random.key(config.seed)
     for setting in config.sim.settings:
+        guards.check_preempted(f"setting {setting}")
         # replications depend on the setting, not on its position in sim.settings, so runs
         # of one setting and of both draw the same data
         k = jax.random.fold_in(key, 1000 + semisynthetic.SETTINGS.index(setting))
@@ -128,6 +130,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results["targets"] = report.targets(results, config)
     results["machine"] = common_report.machine()
     results["wall_s"] = time.perf_counter() - t_start
+    guards.check_preempted("writing results.json")
     if primary:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results, config.estimators) + "\n")

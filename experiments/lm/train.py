@@ -104,10 +104,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     t0 = time.perf_counter()
     result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                              workdir=workdir, mesh=mesh)
+                              workdir=workdir, mesh=mesh)   # guards.Preempted on SIGTERM
     train_s = time.perf_counter() - t0
-    if result.preempted:
-        return {"preempted": True, "step": result.step}
     params = jax.device_get(result.state["params"])
     results = {"step": result.step, "resumed_from": result.resumed_from,
                "train_wall_s": train_s, "num_params": num_params(params),

@@ -33,7 +33,7 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
-from lib.common import report as common_report, train_loop, workdir as wd
+from lib.common import guards, report as common_report, train_loop, workdir as wd
 from lib.maxentdp import agent as agent_lib, config_schema, critics
 from lib.maxentdp import diagnostics, envs, report
 from lib.maxentdp import rollout
@@ -165,7 +165,8 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
               clock=time.monotonic) -> dict:
     """Train (or resume) one (environment, agent) run, stopping at a chunk boundary before
     `deadline` (on `clock`'s scale; None = none); its results.json entry.
-    `on_progress(entry)` after every logged chunk (progressive results)."""
+    `on_progress(entry)` after every logged chunk (progressive results; not after a SIGTERM,
+    which raises `guards.Preempted` once the chunks done are checkpointed)."""
     env, agent, run, task = build(config, env_name, algo)
     run_dir = os.path.join(workdir, "runs", f"{env_name}_{algo}")
     t = config.train
@@ -183,8 +184,6 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
     extra = {"wall_s": wall, "resumed_from": res.resumed_from,
              "budget_stopped": res.stopped_by_deadline,
              "env_steps_per_sec": _steps_per_sec(run_dir, run)}
-    if res.preempted:                     # SIGTERM: recorded up to the last chunk, see caller
-        extra["preempted"] = True
     if res.step == 0:                     # the budget was spent before this run could start
         return run_record(env_name, algo, run, np.zeros((0, run.num_seeds)), [], **extra)
     state = res.state
@@ -192,7 +191,7 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
     evals = np.asarray(jax.device_get(state["evals"]))[:done]          # (chunks done, S)
     alpha = np.exp(np.asarray(state["seeds"]["agent"]["log_alpha"])).tolist()
     out = run_record(env_name, algo, run, evals, alpha, **extra)
-    if env_name == "multigoal" and not res.preempted:
+    if env_name == "multigoal":
         out["multigoal"] = multigoal_analysis(config, env, agent, state["seeds"]["agent"],
                                               jax.random.key(t.seed + 7))
     return out
@@ -214,7 +213,9 @@ def run_deadline(config, pairs: list, start: float) -> float | None:
 def write_results(config, workdir: str, runs: dict, start: float, *, complete: bool,
                   plots: bool) -> dict:
     """results.json (+ results.md, and the plots when `plots`) from the runs so far; called
-    after every chunk, so that a killed process still leaves usable results."""
+    after every chunk, so that a process stopped by its budget or killed still leaves usable
+    results; never after a SIGTERM (`guards.Preempted`: nothing new is published)."""
+    guards.check_preempted("writing results.json")
     results = {"tag": config.tag, "complete": complete, "runs": runs,
                "targets": report.targets(runs), "machine": common_report.machine(),
                "wall_s": time.monotonic() - start,
@@ -238,6 +239,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     pairs = [(e, a) for e in config.envs for a in config.algos]
     runs = {}
     for i, (env_name, algo) in enumerate(pairs):
+        guards.check_preempted(f"run {env_name}_{algo}")
         name = f"{env_name}_{algo}"
         logging.info("training %s on %s", algo, env_name)
         progress = lambda entry, name=name: write_results(
@@ -245,9 +247,6 @@ def train_and_evaluate(config, workdir: str) -> dict:
         runs[name] = train_one(config, workdir, env_name, algo, mesh,
                                run_deadline(config, pairs[i:], start), progress)
         write_results(config, workdir, runs, start, complete=False, plots=True)
-        if runs[name].get("preempted"):   # SIGTERM: results as far as they go, then exit 0
-            logging.warning("SIGTERM: results.json written up to %s; rerun to resume", name)
-            raise SystemExit(0)
     results = write_results(config, workdir, runs, start, complete=True, plots=True)
     logging.info("results:\n%s", report.tables(results))
     return results

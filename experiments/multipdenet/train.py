@@ -266,8 +266,9 @@ def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,
 # ----------------------------------------------------------------------------- entry point
 
 
-def train_and_evaluate(config, workdir: str) -> dict | None:
-    """Run the experiment in `workdir`; returns the results dict (None when preempted)."""
+def train_and_evaluate(config, workdir: str) -> dict:
+    """Run the experiment in `workdir`; returns the results dict (`guards.Preempted` on
+    SIGTERM: nothing is written, the same command resumes)."""
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
@@ -286,8 +287,6 @@ def train_and_evaluate(config, workdir: str) -> dict | None:
         task = make_task(config, emulator, data["train"])
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
                                   workdir=workdir, mesh=mesh)
-        if result.preempted:
-            return None
         params = result.state["params"]
         resumed_from = result.resumed_from
     else:

@@ -24,6 +24,7 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import metrics as common_metrics
 from lib.common import plotting, report, train_loop
@@ -88,9 +89,7 @@ def train_encoder(config, workdir: str, mesh, data: dict):
                                 log_every=max(ev.encoder_steps // 10, 1),
                                 checkpoint_every=ev.encoder_steps, seed=config.seed)
     result = train_loop.train(task, cfg, workdir=os.path.join(workdir, "models", "encoder"),
-                              mesh=mesh)
-    if result.preempted:
-        raise SystemExit(0)
+                              mesh=mesh)                     # guards.Preempted on SIGTERM
     params = jax.device_get(result.state["params"])
     test_imgs = metrics.rasterize(data["test"], ev.raster_res)
     acc = float(np.mean(np.argmax(np.asarray(enc.apply(params, jnp.asarray(test_imgs))), -1)
@@ -122,9 +121,7 @@ def train_model(config, workdir: str, mesh, run: str, x_train: np.ndarray):
     t0 = time.time()
     model_dir = os.path.join(workdir, "models", run)
     result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                              workdir=model_dir, mesh=mesh)
-    if result.preempted:
-        raise SystemExit(0)
+                              workdir=model_dir, mesh=mesh)  # guards.Preempted on SIGTERM
     rows = common_metrics.read_metrics(model_dir)
     losses = [(r["step"], r["loss"]) for r in rows if "loss" in r]
     n_params = sum(int(np.prod(v.shape)) for v in jax.tree.leaves(result.state["params"]))
@@ -241,6 +238,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     grids = {"data": test_sketches[:ev.grid_samples]}
     curves = {}
     for i, run in enumerate(config.runs):
+        guards.check_preempted(f"model {run}")
         process, model, params, info, losses = train_model(config, workdir, mesh, run,
                                                            data["train"])
         sample_fn, bound_fn = jitted(config, run, process, model)
@@ -257,6 +255,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         curves[run] = ([s for s, _ in losses], [v for _, v in losses])
     results["targets"] = targets(results)
     results["wall_s"] = time.time() - t0
+    guards.check_preempted("writing results.json")
     if primary:
         if ev.plot:
             plot_dir = os.path.join(workdir, wd.PLOTS)

@@ -35,6 +35,7 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib
+from lib.common import guards
 from lib.common import plotting
 from lib.common import report as common_report
 from lib.common import stats
@@ -63,9 +64,11 @@ class _Stages:
         path = os.path.join(self.dir, name + ".json")
         if os.path.exists(path):
             return wd.read_json(path)
+        guards.check_preempted(f"stage {name}")
         t0 = time.perf_counter()
         out = fn()
         self.wall[name] = time.perf_counter() - t0
+        guards.check_preempted(f"writing stage {name}")
         wd.write_json_atomic(path, out)
         wd.write_json_atomic(self._wall_path, self.wall)   # kept across reruns
         logging.info("swe_gym: stage %s done in %.0f s", name, self.wall[name])
@@ -216,6 +219,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     sample_pool = train_insts if e.num_train < 0 else train_insts[:e.num_train]
 
     def finetune(convs, init, name, min_steps):
+        guards.check_preempted(f"fine-tune {name}")
         return rft.finetune(cfg, tok, convs, init, os.path.join(workdir, "models", name),
                             epochs=e.epochs, min_steps=min_steps, batch_size=e.batch_size,
                             lr=e.lr, seed=config.seed)[0]
@@ -437,6 +441,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         "stages_total_wall_s": float(sum(stages.wall.values())),
         "machine": common_report.machine(),
     }
+    guards.check_preempted("writing results.json")
     if config.eval.plots:
         _plots(workdir, results)
     wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)

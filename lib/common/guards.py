@@ -6,12 +6,18 @@ new, and exit 0 so that the same command resumes.
 * `Preempted` is the exception that carries it. `lib.common.cli.run` turns it into exit 0
   with one log line naming what was saved. It derives from `BaseException` so that a broad
   `except Exception` (a restore fallback, a metric helper) never swallows it.
-* `install_preemption_handler()` (called by `cli.run`) makes SIGTERM raise `Preempted` in
-  the main thread wherever the program is (evaluation, between stages), unless a
-  `PreemptionGuard` is active: inside the train loop SIGTERM only sets a flag, the loop
-  finishes its step, saves a checkpoint and then raises `Preempted` itself.
+* `install_preemption_handler()` (called by `cli.run`) makes the first SIGTERM raise
+  `Preempted` in the main thread wherever the program is (evaluation, between stages),
+  unless a `PreemptionGuard` is active: inside `train_loop.train` SIGTERM only sets a flag,
+  the loop finishes its step, saves a checkpoint of exactly the completed steps and then
+  raises `Preempted` itself (naming the step and the checkpoint folder). A later SIGTERM
+  while the first is unwinding is ignored, so it cannot cut the clean exit short.
 * `check_preempted(what)` raises `Preempted` if SIGTERM was seen at any time in this
-  process: call it before starting a stage or publishing a result.
+  process: call it before starting a stage or publishing a result. `train` calls it on
+  entry, so no training starts after a preemption.
+* An experiment never catches `Preempted` and never writes results on its way out; results
+  are written with `workdir.write_json_atomic` / `write_text_atomic`, so a SIGTERM leaves
+  either the old file or the new one, never half of one.
 """
 from __future__ import annotations
 
@@ -56,10 +62,19 @@ def check_preempted(what: str = "the next stage") -> None:
                         "command to resume")
 
 
-def _raise_preempted(signum, frame):  # noqa: ARG001
+def raise_preempted(message: str) -> None:
+    """Record the preemption (so that later `check_preempted` calls raise too) and raise
+    `Preempted(message)`; for code that stopped on a SIGTERM seen here or, in a multi-process
+    run, by another process."""
     global _SEEN
     _SEEN = True
-    raise Preempted("SIGTERM outside the train loop; nothing new was published; rerun the "
+    raise Preempted(message)
+
+
+def _raise_preempted(signum, frame):  # noqa: ARG001
+    if _SEEN:   # a second SIGTERM while the first unwinds: let the clean exit finish
+        return
+    raise_preempted("SIGTERM outside the train loop; nothing new was published; rerun the "
                     "same command to resume")
 
 
@@ -74,8 +89,8 @@ def install_preemption_handler() -> None:
 class PreemptionGuard:
     """Context manager: while active, SIGTERM sets `.requested` instead of killing.
 
-    The train loop polls `.requested`, saves a checkpoint and returns; the previous
-    handler is restored on exit.
+    The train loop polls `.requested`, saves a checkpoint and raises `Preempted`; the
+    previous handler is restored on exit.
     """
 
     def __init__(self, signals=(signal.SIGTERM,)):

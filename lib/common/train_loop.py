@@ -4,13 +4,23 @@ An experiment supplies a `Task` of pure pieces; `train` does the rest:
 
     state = restore newest intact checkpoint, or task.init_state(key)
     for step in [start, num_steps):
-        stop on SIGTERM, or when the next step would end after `deadline` (see below)
+        stop on SIGTERM (after finishing the step), or when the next step would end after
+          `deadline` (see below)
         batch = task.batch_fn(step, rows of this process)       # host numpy, deterministic
         state, metrics = train_step(state, batch, fold_in(key, step))   # jitted, sharded
         every log_every steps: NaN/Inf check, metrics.jsonl, progress
         every checkpoint_every steps: checkpoint (only after the NaN check passed)
         with a `Validation`: every `every` steps, evaluate; keep the best state
     final checkpoint (of exactly the completed steps, also after a stop)
+    after a SIGTERM: raise `guards.Preempted` naming the step and the checkpoint folder
+
+Preemption: SIGTERM during `train` (including its restore, compile and final save) only
+sets a flag (`guards.PreemptionGuard`); the loop finishes the step in flight, writes the
+metrics and the checkpoint of exactly the completed steps, and raises `guards.Preempted`
+(`cli.run` exits 0 on it; the same command resumes). `train` never returns after a
+SIGTERM, so nothing after it (evaluation, the next stage, results) runs, and `on_log` is
+not called once the stop is decided. `train` refuses to start (`guards.check_preempted`)
+in a process that has already seen a SIGTERM.
 
 Because the batch and the step key are functions of the step alone and the state is
 restored exactly, an interrupted run that is resumed ends with the same parameters as an
@@ -57,6 +67,7 @@ import optax
 from absl import logging
 from jax.experimental import multihost_utils
 
+from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import workdir as wd
 from lib.common.checkpoint import Checkpointer
@@ -123,8 +134,7 @@ BEST_RECORD = "best.json"
 
 class TrainResult(NamedTuple):
     state: State
-    step: int          # completed steps
-    preempted: bool    # True when SIGTERM stopped the run (rerun to resume)
+    step: int          # completed steps (a SIGTERM raises `guards.Preempted` instead)
     resumed_from: int  # step restored at start (0 for a fresh run)
     best: dict | None = None  # with a Validation: {"step", "metric", "value", "metrics"}
     stopped_by_deadline: bool = False  # the deadline stopped the run before cfg.num_steps
@@ -299,8 +309,12 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
     deadline: stop at the last step boundary whose next step would end after it (on
       `clock`'s scale, e.g. `time.monotonic() + 300`; `clock=time.time` for wall time);
       None = no deadline.
-    on_log: `on_log(step)` after each written row of training metrics.
+    on_log: `on_log(step)` after each written row of training metrics (not once a SIGTERM
+      has stopped the loop).
+    Raises `guards.Preempted` after a SIGTERM, once the checkpoint of the completed steps
+    is saved.
     """
+    guards.check_preempted(f"training in {workdir}")
     mesh_lib.check_batch_divisible(task.global_batch_size, mesh)
     if validation is not None:
         _BestKeeper.check(validation)
@@ -308,39 +322,40 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                         cfg.keep_checkpoints)
     own_writer = writer is None
     keeper = None
+    preempted = False
     try:
-        state, sharding, start = init_or_restore(task, cfg, mesh, ckpt)
-        if own_writer:
-            writer = MetricWriter(workdir, primary=mesh_lib.is_primary(), resume_step=start)
-        if validation is not None:
-            keeper = _BestKeeper(validation, workdir, writer)
-            if start == 0 or keeper.record is None:
-                keeper(start, state)
-        step_fn = build_step(task, mesh, sharding)
-        rows = mesh_lib.process_slice(task.global_batch_size)
-        base_key = jax.random.key(cfg.seed + 1)
-        progress = Progress(cfg.num_steps, start, every_s=cfg.progress_every_s)
-        pending: list[tuple[int, dict]] = []
-        last_good = ckpt.latest_step()
+        with PreemptionGuard() as guard:   # SIGTERM from here to the final save: a flag
+            state, sharding, start = init_or_restore(task, cfg, mesh, ckpt)
+            if own_writer:
+                writer = MetricWriter(workdir, primary=mesh_lib.is_primary(), resume_step=start)
+            if validation is not None:
+                keeper = _BestKeeper(validation, workdir, writer)
+                if start == 0 or keeper.record is None:
+                    keeper(start, state)
+            step_fn = build_step(task, mesh, sharding)
+            rows = mesh_lib.process_slice(task.global_batch_size)
+            base_key = jax.random.key(cfg.seed + 1)
+            progress = Progress(cfg.num_steps, start, every_s=cfg.progress_every_s)
+            pending: list[tuple[int, dict]] = []
+            last_good = ckpt.latest_step()
 
-        def check_and_log(step: int, extra: dict | None = None) -> None:
-            fetched = jax.device_get(pending)
-            pending.clear()
-            for s, m in fetched:
-                assert_finite(s, m, last_good)
-            if fetched:
-                mean = {k: float(np.mean([m[k] for _, m in fetched])) for k in fetched[-1][1]}
-                mean["steps_per_sec"] = progress.rate(step)
-                writer.write_scalars(step, {**mean, **(extra or {})})
-                if on_log is not None:
-                    on_log(step)
-            elif extra:
-                writer.write_scalars(step, extra)
+            def check_and_log(step: int, extra: dict | None = None) -> None:
+                fetched = jax.device_get(pending)
+                pending.clear()
+                for s, m in fetched:
+                    assert_finite(s, m, last_good)
+                if fetched:
+                    mean = {k: float(np.mean([m[k] for _, m in fetched])) for k in fetched[-1][1]}
+                    mean["steps_per_sec"] = progress.rate(step)
+                    writer.write_scalars(step, {**mean, **(extra or {})})
+                    if on_log is not None and not preempted:   # nothing published after SIGTERM
+                        on_log(step)
+                elif extra:
+                    writer.write_scalars(step, extra)
 
-        step = start
-        preempted = stopped = False
-        timer = _DeadlineClock(deadline, clock)
-        with PreemptionGuard() as guard:
+            step = start
+            stopped = False
+            timer = _DeadlineClock(deadline, clock)
             while step < cfg.num_steps:
                 if _any_process(guard.requested):
                     preempted = True
@@ -366,25 +381,27 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                     last_good = step
                 if deadline is not None:
                     jax.block_until_ready(metrics)     # time the step, not its dispatch
-        check_and_log(step, {"stopped_by_deadline": 1} if stopped and step > start else None)
-        if keeper is not None and step % validation.every != 0 and not (preempted or stopped):
-            keeper(step, state)
-        if not (stopped and step == start):            # a stop before any step: nothing new
-            ckpt.save(step, state, wait=True)
-        if preempted:
-            logging.warning("SIGTERM: saved checkpoint at step %d; rerun the same command to "
-                            "resume", step)
-        elif stopped and step == start:
+            check_and_log(step, {"stopped_by_deadline": 1} if stopped and step > start else None)
+            if keeper is not None and step % validation.every != 0 and not (preempted or stopped):
+                keeper(step, state)
+            if not (stopped and step == start):        # a stop before any step: nothing new
+                ckpt.save(step, state, wait=True)
+        # A SIGTERM during the last step or the final save stops the run too (what follows
+        # train, an evaluation or the next stage, must not start).
+        if preempted or _any_process(guard.requested):
+            guards.raise_preempted(
+                f"SIGTERM: saved checkpoint at step {step} of {cfg.num_steps} in "
+                f"{ckpt.directory}; rerun the same command to resume")
+        if stopped and step == start:
             logging.warning("deadline: no step run (the deadline passed, or the next step "
                             "would end after it) at step %d of %d", step, cfg.num_steps)
         elif stopped:
             logging.warning("deadline: stopped after step %d of %d (this call ran %d); saved "
                             "checkpoint at step %d; rerun to resume", step, cfg.num_steps,
                             step - start, step)
-        if not preempted:
-            progress.update(step, force=True)
-        return TrainResult(state, step, preempted, start,
-                           keeper.record if keeper is not None else None, stopped)
+        progress.update(step, force=True)
+        return TrainResult(state, step, start, keeper.record if keeper is not None else None,
+                           stopped)
     finally:
         ckpt.close()
         if keeper is not None:

@@ -46,7 +46,7 @@ def line_and_modes(model: Model, params, x: jax.Array):
     return line.points, u
 
 
-def run(config, workdir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict | None:
+def run(config, workdir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict:
     m = config.model
     ds = data_lib.load("moons", config.data, domain=m.domain, radius=m.radius, seed=config.seed)
     model = Model("dsl", config, ds.dim, ds.num_classes)
@@ -59,9 +59,7 @@ def run(config, workdir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict | Non
                                num_steps=config.toy.num_steps, seed=seed)
     run_dir = os.path.join(workdir, "runs", "toy", "dsl")
     os.makedirs(run_dir, exist_ok=True)
-    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
-    if result.preempted:
-        return None
+    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)   # Preempted on SIGTERM
     params = result.state["params"]
     logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
     acc = float(np.mean(np.argmax(logits[0], -1) == ds.y_test))

@@ -129,9 +129,7 @@ def train_or_restore(task, cfg, workdir: str, mesh, seed: int):
     """Train `task` for cfg.steps in `workdir` (resuming / reusing its checkpoints); params."""
     loop = train_loop.LoopConfig(num_steps=cfg.steps, log_every=max(cfg.steps // 20, 1),
                                  checkpoint_every=cfg.steps, keep_checkpoints=1, seed=seed)
-    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)
-    if result.preempted:
-        raise RuntimeError(f"pre-training in {workdir} was interrupted; rerun to resume")
+    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)   # Preempted on SIGTERM
     return jax.device_get(result.state["params"])
 
 
@@ -228,6 +226,8 @@ def pretrain_and_extract(config, workdir: str, mesh) -> dict:
            "confounder": pool_u, "cnn_pool_logits": pool_logits}
     if jax.process_index() == 0:
         os.makedirs(cache, exist_ok=True)
-        for n, a in out.items():
-            np.save(os.path.join(cache, f"{n}.npy"), np.asarray(a))
+        for n, a in out.items():   # via a temporary file: a SIGTERM never leaves half a cache
+            path = os.path.join(cache, f"{n}.npy")
+            np.save(path + ".tmp.npy", np.asarray(a))
+            os.replace(path + ".tmp.npy", path)
     return {n: np.asarray(a) for n, a in out.items()}

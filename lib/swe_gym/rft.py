@@ -134,8 +134,6 @@ def finetune(cfg: LMConfig, tok: Tokenizer, convs: Sequence[Sequence[dict]], bas
     mesh = mesh_lib.make_mesh(1, 1)
     loop = train_loop.LoopConfig(num_steps=steps, log_every=log_every,
                                  checkpoint_every=max(steps, 1), keep_checkpoints=1, seed=seed)
-    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)
-    if result.preempted:
-        raise KeyboardInterrupt("training preempted; rerun to resume")
+    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)   # Preempted on SIGTERM
     return jax.device_get(result.state["params"]), {"steps": steps, "examples": len(convs),
                                                      "rows": n}
