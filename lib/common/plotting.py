@@ -39,6 +39,61 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
     return save(fig, path)
 
 
+def smooth(y: Sequence[float], window: int | None = None) -> np.ndarray:
+    """Centred moving median of `y` over `window` points (default ~5 % of the length, odd,
+    at least 3; shrinking at the ends): a robust trend of a noisy loss curve."""
+    y = np.asarray(y, np.float64)
+    if window is None:
+        window = max(3, (len(y) // 20) | 1)
+    half = window // 2
+    return np.array([np.median(y[max(0, i - half):i + half + 1]) for i in range(len(y))])
+
+
+def loss_curve(path: str, steps: Sequence[float], values: Sequence[float], *, ylabel: str,
+               title: str = "", logy: bool = True) -> str:
+    """Training loss: the logged values faint, their moving median (`smooth`) bold."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    steps, values = np.asarray(steps), np.asarray(values, np.float64)
+    ax.plot(steps, values, color="C0", alpha=0.25, linewidth=0.8, label="logged")
+    ax.plot(steps, smooth(values), color="C0", linewidth=2.0, label="moving median")
+    if logy and np.all(values > 0):
+        ax.set_yscale("log")
+    ax.set(xlabel="step", ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def correlation_curves(path: str, curves: Mapping[str, tuple], *, highlight: str | None = None,
+                       dashed: Sequence[str] = (), threshold: float | None = None,
+                       xlabel: str = "time", ylabel: str = "correlation", title: str = "") -> str:
+    """Correlation-against-time curves = {label: (t, mean) or (t, mean, std)}: a ±1 std band
+    where std is given, `highlight` drawn bold on top, the labels in `dashed` dashed, and the
+    threshold (that defines the high-correlation time) as a labelled horizontal line."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    order = [k for k in curves if k != highlight] + ([highlight] if highlight in curves else [])
+    for i, label in enumerate(order):
+        t, mean, *rest = curves[label]
+        t, mean = np.asarray(t), np.asarray(mean, np.float64)
+        bold = label == highlight
+        colour = "black" if bold else f"C{i % 10}"
+        ax.plot(t, mean, color=colour, linewidth=2.4 if bold else 1.1,
+                linestyle="--" if label in dashed else "-", label=label, zorder=3 if bold else 2)
+        if rest and rest[0] is not None:
+            std = np.asarray(rest[0], np.float64)
+            ax.fill_between(t, mean - std, mean + std, color=colour,
+                            alpha=0.18 if bold else 0.08, linewidth=0)
+    if threshold is not None:
+        ax.axhline(threshold, color="gray", linestyle=":", linewidth=1)
+        ax.annotate(f"HCT threshold {threshold:g}", xy=(1.0, threshold),
+                    xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                    textcoords="offset points", ha="right", fontsize=7, color="gray")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return save(fig, path)
+
+
 def curves_and_points(path: str, *, curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
                       points: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
                       xlabel: str, ylabel: str, title: str = "", logx: bool = True,

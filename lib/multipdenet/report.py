@@ -47,16 +47,18 @@ def table(results: dict[str, dict[str, dict]]) -> str:
     return "\n".join(lines)
 
 
-def correlation_plots(results, prefix: str) -> list[str]:
+def correlation_plots(results, prefix: str, threshold: float = 0.8) -> list[str]:
+    """One figure per system: MultiPDENet bold, ablations dashed, ±1 std bands where the run
+    stored `correlation_std`, the HCT threshold labelled."""
     paths = []
     for system, runs in sorted(results.items()):
-        series = {}
+        curves = {}
         for name in sorted(runs, key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER)):
             r = runs[name]
             t = (np.arange(len(r["correlation_mean"])) + 1) * r["frame_dt"]
-            series[name] = (t, r["correlation_mean"])
-        paths.append(plotting.line_plot(f"{prefix}_correlation_{system}.png", series,
-                                        xlabel="time", ylabel="correlation (mean over test)",
-                                        hline=0.8, title=f"{system}: correlation with the truth"))
+            curves[name] = (t, r["correlation_mean"], r.get("correlation_std"))
+        paths.append(plotting.correlation_curves(
+            f"{prefix}_correlation_{system}.png", curves, highlight="multipdenet",
+            dashed=[n for n in curves if n.startswith("abl_")], threshold=threshold,
+            ylabel="correlation (mean over test)", title=f"{system}: correlation with the truth"))
     return paths
-
