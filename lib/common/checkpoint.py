@@ -200,10 +200,11 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _differences(stored: dict[str, Any], expected: dict[str, Any]) -> list[str]:
-    """The leaves where a stored tree and the model's differ, as short phrases (the first
-    `_SHOWN`, then a count)."""
+    """The leaves where a stored tree and the model's differ, as short phrases: shortest
+    paths first (parameters before their optimiser-state mirrors), the first `_SHOWN`,
+    then a count."""
     out = []
-    for path in sorted(set(stored) | set(expected)):
+    for path in sorted(set(stored) | set(expected), key=lambda p: (p.count("."), len(p), p)):
         if path not in expected:
             out.append(f"{path}: stored {_describe(stored[path])}, not in the model")
         elif path not in stored:

@@ -70,7 +70,8 @@ from jax.experimental import multihost_utils
 from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import workdir as wd
-from lib.common.checkpoint import Checkpointer
+from lib.common.checkpoint import Checkpointer, NoReadableCheckpoint
+from lib.common.config import WorkdirError
 from lib.common.guards import PreemptionGuard, assert_finite
 from lib.common.metrics import MetricWriter
 from lib.common.progress import Progress
@@ -163,55 +164,95 @@ def build_step(task: Task, mesh, state_sharding) -> Callable:
 
 
 def init_or_restore(task: Task, cfg: LoopConfig, mesh, ckpt: Checkpointer | None):
-    """(state, state_sharding, start_step): the newest intact checkpoint, else a fresh init."""
+    """(state, state_sharding, start_step): the newest readable checkpoint, else a fresh init.
+
+    A fresh init in a workdir that holds progress no checkpoint restores (every step
+    unreadable, or checkpoints gone while metrics.jsonl has rows) raises
+    `lib.common.workdir.RestartRequired` on every rerun until `--restart`, which moves
+    the old run aside first (`lib.common.workdir.check_fresh_start`). A checkpoint whose
+    tree differs from the model raises `CheckpointMismatch` and moves nothing.
+    """
     key = jax.random.key(cfg.seed)
-    abstract = jax.eval_shape(task.init_state, key)
-    sharding = mesh_lib.param_sharding(abstract, mesh)
-    abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
-                            abstract, sharding)
-    restored = ckpt.restore_latest(abstract) if ckpt is not None else None
+    abstract, sharding = _abstract_state(task, key, mesh)
+    restored = None
+    if ckpt is not None:
+        try:
+            restored = ckpt.restore_latest(abstract)
+        except NoReadableCheckpoint:          # every step moved aside: decided below
+            restored = None
     if restored is not None:
         state, start = restored
         logging.info("resumed from checkpoint step %d", start)
         return state, sharding, start
+    if ckpt is not None and os.path.basename(ckpt.directory) == wd.CHECKPOINTS:
+        _check_fresh_start(os.path.dirname(ckpt.directory))
     state = jax.jit(task.init_state, out_shardings=sharding)(key)
     return state, sharding, 0
 
 
+def _abstract_state(task: Task, key, mesh):
+    """(abstract state with target shardings, the shardings) of `task.init_state(key)`."""
+    abstract = jax.eval_shape(task.init_state, key)
+    sharding = mesh_lib.param_sharding(abstract, mesh)
+    abstract = jax.tree.map(lambda a, s: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s),
+                            abstract, sharding)
+    return abstract, sharding
+
+
+def _check_fresh_start(workdir: str) -> None:
+    """`workdir.check_fresh_start`, decided jointly by all processes; with `--restart` the
+    primary moves the old run aside while the others wait."""
+    lost = _any_process(bool(wd.lost_progress(workdir)))
+    if not lost:
+        return
+    if not wd.restart_allowed():
+        found = wd.lost_progress(workdir) or ["another process found it"]
+        raise wd.RestartRequired(wd.restart_message(workdir, found))
+    wd.check_fresh_start(workdir, archive=mesh_lib.is_primary())
+    if jax.process_count() > 1:
+        multihost_utils.sync_global_devices(f"restart {workdir}")
+
+
 def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple[State, int]:
-    """(state, step) of the newest intact checkpoint in `<workdir>/checkpoints` (for
-    evaluation, notebooks, benchmarks); ValueError when the workdir holds none."""
+    """(state, step) of the newest readable checkpoint in `<workdir>/checkpoints` (for
+    evaluation, notebooks, benchmarks); `WorkdirError` (a ValueError) when the workdir holds
+    none, `CheckpointMismatch` when it does not fit `task`."""
     directory = os.path.join(workdir, wd.CHECKPOINTS)
     if not os.path.isdir(directory):
-        raise ValueError(f"{workdir!r} has no checkpoints/ folder; train there first")
+        raise WorkdirError(f"{workdir!r} has no {wd.CHECKPOINTS}/ folder; train there first")
     mesh = mesh or mesh_lib.make_mesh()
+    abstract, _ = _abstract_state(task, jax.random.key(seed), mesh)
     ckpt = Checkpointer(directory, save_every=1)
     try:
-        state, _, step = init_or_restore(task, LoopConfig(num_steps=1, seed=seed), mesh, ckpt)
+        restored = ckpt.restore_latest(abstract)
     finally:
         ckpt.close()
-    if step == 0:
-        raise ValueError(f"{workdir!r} holds no checkpoint")
-    return state, step
+    if restored is None:
+        raise WorkdirError(f"{workdir!r} holds no checkpoint")
+    return restored
 
 
 def restore_best(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple[State, dict]:
     """(state, record) of the best-on-validation state a `train(..., validation=...)` run
-    kept in `workdir`; ValueError when it kept none."""
+    kept in `workdir`; `WorkdirError` (a ValueError) when it kept none or the record and
+    the checkpoint disagree, `CheckpointMismatch` when it does not fit `task`."""
     record_path = os.path.join(workdir, BEST_RECORD)
     if not os.path.exists(record_path):
-        raise ValueError(f"{workdir!r} has no {BEST_RECORD}; train there with a Validation first")
+        raise WorkdirError(f"{workdir!r} has no {BEST_RECORD}; train there with a Validation "
+                           "first")
     record = wd.read_json(record_path)
     mesh = mesh or mesh_lib.make_mesh()
+    abstract, _ = _abstract_state(task, jax.random.key(seed), mesh)
     ckpt = Checkpointer(os.path.join(workdir, BEST_CHECKPOINTS), save_every=1, keep=1)
     try:
-        state, _, step = init_or_restore(task, LoopConfig(num_steps=1, seed=seed), mesh, ckpt)
+        restored = ckpt.restore_latest(abstract)
     finally:
         ckpt.close()
+    step = restored[1] if restored is not None else None
     if step != record["step"]:
-        raise ValueError(f"{workdir!r}: {BEST_RECORD} names step {record['step']} but "
-                         f"{BEST_CHECKPOINTS}/ holds step {step}")
-    return state, record
+        raise WorkdirError(f"{workdir!r}: {BEST_RECORD} names step {record['step']} but "
+                           f"{BEST_CHECKPOINTS}/ holds {f'step {step}' if step is not None else 'none'}")
+    return restored[0], record
 
 
 class _BestKeeper:
@@ -233,9 +274,9 @@ class _BestKeeper:
         if os.path.exists(self.record_path):
             self.record = wd.read_json(self.record_path)
             if self.record.get("metric") != validation.metric:
-                raise ValueError(
+                raise WorkdirError(
                     f"{self.record_path} selects on {self.record.get('metric')!r} but this run "
-                    f"selects on {validation.metric!r}; use a new workdir")
+                    f"selects on {validation.metric!r}; use a new --workdir")
             if self.ckpt.latest_step() != self.record["step"]:
                 # Killed between the checkpoint and the record: the record is stale.
                 logging.warning("%s names step %s but %s holds step %s; re-selecting",

@@ -5,7 +5,8 @@ lock without waiting and writes the holder into the file as JSON (pid, host, sta
 the kernel's start tick of the pid). A second process on the same workdir gets a
 `WorkdirBusy` naming the holder's PID and host. The lock is re-entrant within a process:
 acquiring a workdir, or a folder inside one, that this process already holds does nothing
-(stages and sub-runs prepare sub-folders of their workdir).
+(stages and sub-runs prepare sub-folders of their workdir); a folder inside a workdir that
+another live process holds is refused like the workdir itself.
 
 Stale locks. The kernel frees a `flock` when its holder dies, so the next process simply
 takes it; when the file still names a holder that did not end cleanly, that take-over is
@@ -60,6 +61,7 @@ def acquire(workdir: str) -> None:
     if any(path == h or path.startswith(h.rstrip(os.sep) + os.sep) for h in _HELD):
         return
     os.makedirs(path, exist_ok=True)
+    _refuse_if_an_ancestor_is_held(workdir, path)
     lock_path = os.path.join(path, LOCK)
     guard = _open(os.path.join(path, GUARD))
     try:
@@ -99,6 +101,29 @@ def acquire(workdir: str) -> None:
                           "(its holders keep ending); rerun")
     finally:
         os.close(guard)
+
+
+def _refuse_if_an_ancestor_is_held(workdir: str, path: str) -> None:
+    """`WorkdirBusy` when a folder above `path` is locked by another live process (a stage
+    or sub-run started on its own inside a running workdir)."""
+    parent = os.path.dirname(path)
+    while parent and parent != path:
+        lock_path = os.path.join(parent, LOCK)
+        if os.path.exists(lock_path):
+            fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                except BlockingIOError:
+                    holder = _read(fd)
+                    if holder is None or not _ended_here(holder):
+                        raise WorkdirBusy(_busy_message(workdir, lock_path, holder)) from None
+                except OSError:
+                    pass                                 # no flock there: nothing to learn
+            finally:
+                os.close(fd)
+        path, parent = parent, os.path.dirname(parent)
 
 
 def holder_of(workdir: str) -> dict | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -61,3 +62,12 @@ def start_and_wait_for_step(workdir: str, step: int, variant: str = "long",
 def final_params(workdir: str) -> list[np.ndarray]:
     with np.load(os.path.join(workdir, "final_params.npz")) as z:
         return [z[k] for k in sorted(z.files, key=lambda s: int(s.split("_")[1]))]
+
+
+_ABSL_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
+
+
+def non_log_lines(stderr: str) -> list[str]:
+    """The lines of a binary's stderr that are not absl log lines (`I1201 23:48:24.96 123
+    file.py:849] ...`, e.g. JAX's backend probing): what the program itself printed."""
+    return [line for line in stderr.splitlines() if line.strip() and not _ABSL_LOG.match(line)]
