@@ -81,7 +81,7 @@ def _instance_with_test(store, inst, name, body):
     return {**inst, "test_patch": test_patch, "FAIL_TO_PASS": json.dumps(f2p)}
 
 
-def test_sandbox_limits_hold_for_hanging_and_forking_tests(gym, tmp_path):
+def test_sandbox_limits_hold_for_hanging_and_forking_tests(gym):
     store, _, insts = gym
     limits = sandbox.Limits(wall_s=4.0, cpu_s=10, memory_mb=1024, file_mb=8)
     hang = _instance_with_test(store, insts[0], "hang",
@@ -90,21 +90,31 @@ def test_sandbox_limits_hold_for_hanging_and_forking_tests(gym, tmp_path):
     r = grader.grade(hang, hang["patch"], store, limits=limits)
     assert r.resolution == "NO" and r.error == "tests timed out"
     assert time.perf_counter() - t0 < 30
-    pid_file = tmp_path / "child.pid"
+    marker = f"swe_gym_fork_marker_{os.getpid()}_{time.time_ns()}"
     fork = _instance_with_test(store, insts[0], "fork", (
-        "import os, time\n"
+        "import os, sys, time\n"
         "def test_fork():\n"
-        "    pid = os.fork()\n"
-        "    if pid == 0:\n"
-        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-        "        time.sleep(600)\n"
-        "        os._exit(0)\n"
+        "    if os.fork() == 0:\n"
+        "        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)',\n"
+        f"                                  {marker!r}])\n"
         "    time.sleep(600)\n"))
     r = grader.grade(fork, fork["patch"], store, limits=limits)
     assert r.resolution == "NO" and r.error == "tests timed out"
-    child = int(pid_file.read_text())
     time.sleep(0.2)
-    assert not _alive(child)      # the forked child died with the sandbox's process group
+    assert _alive_with(marker) == []  # the forked child died with the sandbox
+
+
+def _alive_with(marker):
+    """Pids of running (not zombie) processes whose command line contains `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read() and _alive(int(pid)):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def _alive(pid):
