@@ -3,8 +3,7 @@ saturation. numpy in, floats out (evaluation only; nothing here is differentiate
 
     sliced_wasserstein(x, y)        SW₂ over random directions (quantile matching)
     mmd_rbf(x, y)                   squared MMD, sum of Gaussian kernels (biased V-statistic)
-    frechet_distance(fx, fy)        ‖μx − μy‖² + tr(Σx + Σy − 2 (Σx Σy)^½) on features
-    knn_precision_recall(r, f, k)   Kynkäänniemi et al. 2019 manifold precision / recall
+    frechet_distance, knn_precision_recall   from lib/common/sample_metrics.py
     saturation(images)              mean |2p − 1| of images in [0, 1] (grey-level analogue of
                                     the colour saturation of Sadat et al.; 1 = all pixels at 0/1)
     out_of_range(images)            fraction of pixels outside [0, 1] before clipping
@@ -12,7 +11,8 @@ saturation. numpy in, floats out (evaluation only; nothing here is differentiate
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
+
+from lib.common.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
 
 
 def sliced_wasserstein(x: np.ndarray, y: np.ndarray, num_projections: int = 256,
@@ -42,37 +42,6 @@ def mmd_rbf(x: np.ndarray, y: np.ndarray, bandwidths=(0.1, 0.3, 1.0, 3.0)) -> fl
         return sum(np.exp(-np.maximum(d2, 0) / (2 * h ** 2)) for h in bandwidths)
 
     return float(k(x, x).mean() + k(y, y).mean() - 2 * k(x, y).mean())
-
-
-def frechet_distance(fx: np.ndarray, fy: np.ndarray) -> float:
-    """Fréchet distance between Gaussians fitted to features (n, F) and (m, F)."""
-    fx, fy = np.asarray(fx, np.float64), np.asarray(fy, np.float64)
-    mx, my = fx.mean(0), fy.mean(0)
-    cx, cy = np.cov(fx, rowvar=False), np.cov(fy, rowvar=False)
-    root = scipy.linalg.sqrtm(cx @ cy)
-    if np.iscomplexobj(root):
-        root = root.real
-    return float(np.sum((mx - my) ** 2) + np.trace(cx + cy - 2 * root))
-
-
-def _kth_radius(x: np.ndarray, k: int) -> np.ndarray:
-    d2 = np.sum(x ** 2, 1)[:, None] + np.sum(x ** 2, 1)[None] - 2 * x @ x.T
-    return np.sqrt(np.maximum(np.sort(d2, axis=1)[:, k], 0))   # column 0 is the point itself
-
-
-def _coverage(points: np.ndarray, manifold: np.ndarray, radii: np.ndarray) -> float:
-    d2 = np.sum(points ** 2, 1)[:, None] + np.sum(manifold ** 2, 1)[None] - 2 * points @ manifold.T
-    return float(np.mean(np.any(np.sqrt(np.maximum(d2, 0)) <= radii[None], axis=1)))
-
-
-def knn_precision_recall(real: np.ndarray, fake: np.ndarray, k: int = 3) -> tuple[float, float]:
-    """(precision, recall): the fraction of fake points inside the union of real k-NN balls,
-    and of real points inside the union of fake k-NN balls (Kynkäänniemi et al. 2019)."""
-    real, fake = np.asarray(real, np.float64), np.asarray(fake, np.float64)
-    if min(len(real), len(fake)) <= k:
-        raise ValueError(f"k-NN precision/recall needs more than k = {k} points per set")
-    return (_coverage(fake, real, _kth_radius(real, k)),
-            _coverage(real, fake, _kth_radius(fake, k)))
 
 
 def saturation(images: np.ndarray) -> float:

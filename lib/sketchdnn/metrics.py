@@ -6,8 +6,7 @@ small sketch encoder trained here (`SketchEncoder`: an MLP on 32×32 rasterisati
 classifies the generator's family; penultimate layer = features).
 
     rasterize(x)              (N, S, 21) slot tensors -> (N, R, R) images in [0, 1]
-    frechet_distance(a, b)    ‖μa − μb‖² + tr(Σa + Σb − 2(ΣaΣb)^½)
-    knn_precision_recall      Kynkäänniemi et al. 2019 with k nearest neighbours
+    frechet_distance, knn_precision_recall   from lib/common/sample_metrics.py
     validity(sketches)        dangling end points, closed profiles, type / count histograms
 """
 from __future__ import annotations
@@ -17,8 +16,8 @@ from collections.abc import Sequence
 import flax.linen as nn
 import jax
 import numpy as np
-import scipy.linalg
 
+from lib.common.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
 from lib.sketchdnn import sketch as sk
 
 EXTENT = 1.1    # rasters cover [-EXTENT, EXTENT]²
@@ -96,45 +95,6 @@ class SketchEncoder(nn.Module):
 
     def __call__(self, img):
         return self.out(self.features(img))
-
-
-def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
-    """Fréchet distance between Gaussians fitted to feature sets a (N, F), b (M, F)."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or min(len(a), len(b)) < 2:
-        raise ValueError(f"need two (N ≥ 2, F) feature sets, got {a.shape} and {b.shape}")
-    mu1, mu2 = a.mean(0), b.mean(0)
-    s1, s2 = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
-    covmean = scipy.linalg.sqrtm(s1 @ s2)
-    if not np.all(np.isfinite(covmean)):
-        eps = 1e-6 * np.eye(len(s1))
-        covmean = scipy.linalg.sqrtm((s1 + eps) @ (s2 + eps))
-    covmean = np.real(covmean)
-    return float(max(np.sum((mu1 - mu2) ** 2) + np.trace(s1 + s2 - 2 * covmean), 0.0))
-
-
-def _pairwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(a), len(b)) Euclidean distances without an (N, M, F) intermediate."""
-    d2 = np.sum(a ** 2, 1)[:, None] + np.sum(b ** 2, 1)[None] - 2 * a @ b.T
-    return np.sqrt(np.maximum(d2, 0.0))
-
-
-def _knn_radius(f: np.ndarray, k: int) -> np.ndarray:
-    d = _pairwise(f, f)
-    np.fill_diagonal(d, 0.0)
-    return np.sort(d, 1)[:, k]          # column 0 is the point itself
-
-
-def knn_precision_recall(real: np.ndarray, fake: np.ndarray, k: int = 3) -> tuple[float, float]:
-    """Precision: share of fake points inside some real point's k-NN ball; recall: converse."""
-    real, fake = np.asarray(real, np.float64), np.asarray(fake, np.float64)
-    if min(len(real), len(fake)) <= k:
-        raise ValueError(f"need more than k = {k} points in each set")
-    rr, rf = _knn_radius(real, k), _knn_radius(fake, k)
-    d = _pairwise(fake, real)                                     # (fake, real)
-    precision = float(np.mean(np.any(d <= rr[None], 1)))
-    recall = float(np.mean(np.any(d.T <= rf[None], 1)))
-    return precision, recall
 
 
 def dangling_endpoints(sketch, eps: float = 0.02) -> tuple[int, int]:
