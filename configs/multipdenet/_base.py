@@ -20,6 +20,7 @@ def build(dataset, *, tag: str, num_steps: int, window: int, batch_size: int, lr
     c.model = dict(
         name="multipdenet", n_micro=n_micro, integrator="rk4", filter_mode="symmetric",
         filter_layout="sum_rules", corrector="fno", micro_net="fno", macro_net="fno",
+        corrector_every="stage",
         fno_modes=fno_modes, fno_width=fno_width, fno_depth=fno_depth,
         fno_projection=fno_projection, unet_features=tuple(unet_features))
     c.baseline = dict(

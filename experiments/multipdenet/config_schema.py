@@ -20,6 +20,7 @@ _MODEL = {
     "model.integrator": Choice(("rk4", "euler")),
     "model.filter_mode": Choice(("symmetric", "free", "frozen")),
     "model.filter_layout": Choice(("sum_rules", "p2c2net")),
+    "model.corrector_every": Choice(("stage", "micro", "macro")),
     "model.corrector": Choice(NETS),
     "model.micro_net": Choice(NETS),
     "model.macro_net": Choice(NETS),

@@ -31,6 +31,10 @@ from lib.pde import navier_stokes
 
 validate = config_schema.validate
 
+# Keys added after workdirs existed, with the value that reproduces the behaviour before
+# them: `wd.prepare` accepts a stored config.json without them, `_run_config` fills them in.
+ADDED_KEYS = {"model.corrector_every": "stage"}
+
 
 # ----------------------------------------------------------------------------- models
 
@@ -55,7 +59,7 @@ def build_emulator(config, metadata: dict) -> emulators.Emulator:
             coefficients=emulators.physics_coefficients(pde, metadata["params"]),
             filter_mode=m.filter_mode, filter_layout=m.filter_layout,
             corrector=_net_spec(m.corrector, m), micro_net=_net_spec(m.micro_net, m),
-            macro_net=_net_spec(m.macro_net, m))
+            macro_net=_net_spec(m.macro_net, m), corrector_every=m.corrector_every)
         return emulators.multipdenet(model)
     if m.name == "fno":
         return emulators.autoregressive(FNO(
@@ -211,7 +215,16 @@ class Run(NamedTuple):
 def _run_config(workdir: str):
     if not os.path.isfile(os.path.join(workdir, wd.CONFIG)):
         raise ValueError(f"{workdir!r} has no {wd.CONFIG}: it is not a run folder")
-    return config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+    config = config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+    with config.unlocked():
+        for key, value in ADDED_KEYS.items():  # a run recorded before the key existed
+            *parents, leaf = key.split(".")
+            block = config
+            for name in parents:
+                block = block[name]
+            if leaf not in block:
+                block[leaf] = value
+    return config
 
 
 def load_run(workdir: str, data_root: str | None = None) -> Run:
@@ -272,7 +285,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary, added=ADDED_KEYS)
 
     data = data_lib.load_or_generate(
         config.dataset, config.data_root,

@@ -12,7 +12,11 @@ was not available):
 - F is the known PDE right-hand side (`physics.py`); D_θ the stencil filters
   (`filters.py`), applied to the corrected state ũ = u + Corr(u) while advecting
   velocities and reaction terms use u (P2C2Net's `RCNN.rk`). Corr is called at every
-  RK stage, as in P2C2Net.
+  RK stage, as in P2C2Net (`corrector_every="stage"`, the default). Cheaper options:
+  "micro" evaluates `c = Corr(u_m)` once at the start of each micro step and uses
+  `D_θ(v + c)` at every stage v of that step; "macro" evaluates `c = Corr(u_k)` once per
+  macro step and holds it for all M micro steps (16 → 4 → 1 corrector calls per ΔT with
+  RK4 and M = 4). All three are the classical solver when Corr outputs zero.
 - Corr, MiNN and MaNN are residual: each adds its output to the state it corrects, and by
   default their last layer starts at zero, so at initialisation the model *is* the
   classical 4th-order FD + RK4 solver on the coarse grid. P2C2Net's FNO replaces the
@@ -43,7 +47,7 @@ import jax
 import jax.numpy as jnp
 
 from lib.multipdenet import physics
-from lib.multipdenet.filters import DerivativeFilters1D, DerivativeFilters2D
+from lib.multipdenet.filters import STENCIL_IMPLS, DerivativeFilters1D, DerivativeFilters2D
 from lib.nn import FNO, UNet
 from lib.pde.integrators import SOLVERS, make_stepper
 
@@ -70,6 +74,7 @@ DEFAULT_NET: Mapping[str, Any] = types.MappingProxyType(
     {"arch": "fno", "modes": 12, "width": 12, "depth": 2, "projection_width": 50}
 )
 NETS: dict[str, type[nn.Module]] = {"fno": FNO, "unet": UNet}
+CORRECTOR_EVERY = ("stage", "micro", "macro")
 
 
 class MultiPDENet(nn.Module):
@@ -82,6 +87,8 @@ class MultiPDENet(nn.Module):
       n_micro: M, micro steps per macro step (δt = ΔT / M).
       integrator: "rk4" or "euler".
       corrector, micro_net, macro_net: Corr, MiNN, MaNN (channels in = out), or None.
+      corrector_every: "stage" (Corr at every RK stage, the paper's), "micro" (once per
+        micro step) or "macro" (once per macro step); see the module docstring.
     """
 
     physics: Callable[..., Array]
@@ -92,11 +99,20 @@ class MultiPDENet(nn.Module):
     corrector: nn.Module | None = None
     micro_net: nn.Module | None = None
     macro_net: nn.Module | None = None
+    corrector_every: str = "stage"
 
     def rhs(self, u: Array) -> Array:
         """Physics Block `F(u, D_θ(u + Corr(u)))`: `(..., *spatial, C)` -> same shape."""
         corrected = u if self.corrector is None else u + self.corrector(u)
         return self.physics(u, self.filters(corrected))
+
+    def correction(self, u: Array) -> Array:
+        """Corr(u); zeros when there is no corrector."""
+        return jnp.zeros_like(u) if self.corrector is None else self.corrector(u)
+
+    def rhs_corrected_by(self, u: Array, c: Array) -> Array:
+        """Physics Block with a given correction: `F(u, D_θ(u + c))`."""
+        return self.physics(u, self.filters(u + c))
 
     def micro_correction(self, u: Array) -> Array:
         """MiNN(u), added after each micro step; zeros when there is no MiNN."""
@@ -121,13 +137,34 @@ def _vector_field(model: MultiPDENet) -> Callable[[Any, Array, Any], Array]:
     return f
 
 
-def micro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
+def _held_correction_field(model: MultiPDENet) -> Callable[[Any, Array, Any], Array]:
+    """`f(t, u, (params, c))`: the Physics Block with a correction `c` held over the step."""
+
+    def f(t: Any, u: Array, args: tuple[Any, Array]) -> Array:
+        del t
+        params, c = args
+        return model.apply(params, u, c, method=MultiPDENet.rhs_corrected_by)
+
+    return f
+
+
+def micro_step(model: MultiPDENet, params: Any, u: Array, correction: Array | None = None) -> Array:
     """`u + ∫_δt F dτ + δt·MiNN(u)` (Eq. 3) with one RK4 (or Euler) step of δt = ΔT / M.
 
-    `u`: `(..., *spatial, C)`; returns the same shape.
+    `u`: `(..., *spatial, C)`; returns the same shape. With `corrector_every` "micro",
+    Corr(u) is evaluated here once and held over the stages; with "macro" the caller
+    passes the macro step's `correction`.
     """
-    step = make_stepper(_vector_field(model), model.integrator)
-    u_next = step(u, 0.0, model.macro_dt / model.n_micro, params)
+    dt = model.macro_dt / model.n_micro
+    if model.corrector is None or model.corrector_every == "stage":
+        u_next = make_stepper(_vector_field(model), model.integrator)(u, 0.0, dt, params)
+    else:
+        if correction is None:
+            if model.corrector_every == "macro":
+                raise ValueError("corrector_every='macro' needs the macro step's correction")
+            correction = model.apply(params, u, method=MultiPDENet.correction)
+        step = make_stepper(_held_correction_field(model), model.integrator)
+        u_next = step(u, 0.0, dt, (params, correction))
     if model.micro_net is not None:
         dt = model.macro_dt / model.n_micro
         u_next = u_next + dt * model.apply(params, u, method=MultiPDENet.micro_correction)
@@ -135,9 +172,15 @@ def micro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
 
 
 def macro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
-    """M checkpointed micro steps, then `+ ΔT·MaNN`: `u_k (..., *spatial, C)` -> `u_{k+1}`."""
-    body = jax.checkpoint(lambda v, p: micro_step(model, p, v))
-    u, _ = jax.lax.scan(lambda v, _: (body(v, params), None), u, None, length=model.n_micro)
+    """M checkpointed micro steps, then `+ ΔT·MaNN`: `u_k (..., *spatial, C)` -> `u_{k+1}`.
+
+    With `corrector_every="macro"`, Corr(u_k) is evaluated once here for all micro steps.
+    """
+    c = None
+    if model.corrector is not None and model.corrector_every == "macro":
+        c = model.apply(params, u, method=MultiPDENet.correction)
+    body = jax.checkpoint(lambda v, p, c_: micro_step(model, p, v, c_))
+    u, _ = jax.lax.scan(lambda v, _: (body(v, params, c), None), u, None, length=model.n_micro)
     if model.macro_net is not None:
         u = u + model.macro_dt * model.apply(params, u, method=MultiPDENet.macro_correction)
     return u
@@ -189,6 +232,8 @@ def make_model(
     corrector: Mapping[str, Any] | None = DEFAULT_NET,
     micro_net: Mapping[str, Any] | None = DEFAULT_NET,
     macro_net: Mapping[str, Any] | None = DEFAULT_NET,
+    corrector_every: str = "stage",
+    stencil_impl: str = "shifted",
 ) -> MultiPDENet:
     """MultiPDENet for one of `SYSTEMS`, with every setting checked before any compute.
 
@@ -204,6 +249,8 @@ def make_model(
       corrector, micro_net, macro_net: `{"arch": "fno" | "unet", **kwargs}` for FNO/UNet
         (out_channels and spatial_dims are filled in; `zero_init_output` defaults to True),
         or None to drop that network.
+      corrector_every: "stage", "micro" or "macro" (`CORRECTOR_EVERY`; see `MultiPDENet`).
+      stencil_impl: "shifted" or "conv" (`filters.STENCIL_IMPLS`; equal to float rounding).
     """
     if system not in SYSTEMS:
         raise ValueError(f"system = {system!r}; allowed: {sorted(SYSTEMS)}")
@@ -211,6 +258,10 @@ def make_model(
         raise ValueError(f"n_micro = {n_micro!r} must be an int >= 1")
     if integrator not in SOLVERS:
         raise ValueError(f"integrator = {integrator!r}; allowed: {sorted(SOLVERS)}")
+    if corrector_every not in CORRECTOR_EVERY:
+        raise ValueError(f"corrector_every = {corrector_every!r}; allowed: {CORRECTOR_EVERY}")
+    if stencil_impl not in STENCIL_IMPLS:
+        raise ValueError(f"stencil_impl = {stencil_impl!r}; allowed: {STENCIL_IMPLS}")
     for name, value in (("h", h), ("macro_dt", macro_dt)):
         if not value > 0:
             raise ValueError(f"{name} = {value!r} must be > 0")
@@ -223,9 +274,9 @@ def make_model(
     except TypeError as err:
         raise ValueError(f"coefficients {coefficients!r} do not fit {spec.rhs.__name__}: {err}") from err
     filters = (
-        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout)
+        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout, impl=stencil_impl)
         if spec.spatial_dims == 2
-        else DerivativeFilters1D(h=h, mode=filter_mode)
+        else DerivativeFilters1D(h=h, mode=filter_mode, impl=stencil_impl)
     )
     return MultiPDENet(
         physics=functools.partial(spec.rhs, **coefficients),
@@ -236,4 +287,5 @@ def make_model(
         corrector=_make_net("corrector", corrector, spec),
         micro_net=_make_net("micro_net", micro_net, spec),
         macro_net=_make_net("macro_net", macro_net, spec),
+        corrector_every=corrector_every,
     )
