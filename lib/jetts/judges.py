@@ -41,7 +41,7 @@ import abc
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -161,11 +161,27 @@ class Format:
     def pairwise_prompt(self, query: str, a: str, b: str, partial: bool) -> str:
         raise NotImplementedError
 
-    def parse_single(self, text: str, max_score: float) -> tuple[float | None, str]:
+    # Subclasses give the verdict patterns (group 1: the score, or A | B | TIE) and
+    # `_critique(text)`; the parsers below read the last verdict in the text.
+    _SINGLE: ClassVar[re.Pattern]
+    _PAIRWISE: ClassVar[re.Pattern]
+
+    @staticmethod
+    def _critique(text: str) -> str:
         raise NotImplementedError
 
+    def parse_single(self, text: str, max_score: float) -> tuple[float | None, str]:
+        """(score, critique) from the last single-score verdict; (None, "") when there is
+        none or it is outside 1..max_score."""
+        v = _last(self._SINGLE, text)
+        if v is None or not 1 <= int(v) <= max_score:
+            return None, ""
+        return float(v), self._critique(text)
+
     def parse_pairwise(self, text: str) -> tuple[float | None, str]:
-        raise NotImplementedError
+        """(P(B is better) in {0, 0.5, 1}, critique) from the last pairwise verdict."""
+        v = _last(self._PAIRWISE, text)
+        return (None, "") if v is None else (_PAIR[v], self._critique(text))
 
 
 _PAIR = {"A": 0.0, "B": 1.0, "TIE": 0.5}
@@ -204,16 +220,6 @@ class PrometheusFormat(Format):
         body = text.split("[RESULT]")[0].strip()
         return body[len("Feedback:"):].strip() if body.startswith("Feedback:") else body
 
-    def parse_single(self, text, max_score):
-        v = _last(self._SINGLE, text)
-        if v is None or not 1 <= int(v) <= max_score:
-            return None, ""
-        return float(v), self._critique(text)
-
-    def parse_pairwise(self, text):
-        v = _last(self._PAIRWISE, text)
-        return (None, "") if v is None else (_PAIR[v], self._critique(text))
-
 
 class SFRFormat(Format):
     _SINGLE = re.compile(r"\*\*Result:\*\*\s*(\d+)")
@@ -240,16 +246,6 @@ class SFRFormat(Format):
     def _critique(text: str) -> str:
         body = text.split("**Result:**")[0]
         return body.replace("**Reasoning:**", "").strip()
-
-    def parse_single(self, text, max_score):
-        v = _last(self._SINGLE, text)
-        if v is None or not 1 <= int(v) <= max_score:
-            return None, ""
-        return float(v), self._critique(text)
-
-    def parse_pairwise(self, text):
-        v = _last(self._PAIRWISE, text)
-        return (None, "") if v is None else (_PAIR[v], self._critique(text))
 
 
 class CompactFormat(PrometheusFormat):
