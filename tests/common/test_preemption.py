@@ -132,11 +132,14 @@ def test_cli_exits_0_on_sigterm_in_training_and_before_publishing_and_the_rerun_
     assert not os.path.exists(os.path.join(work, "results.json"))
     assert _checkpoint_steps(work)[-1] == 13
 
-    # outside the loop: SIGTERM just before results.json would be written
-    second = e2e.run(APP, "call:lib.common.workdir:write_json_atomic", argv(work), cache)
+    # outside the loop: the training finishes, then SIGTERM as the results are written
+    # (the app's first write after training is final_params.npz, then results.json)
+    second = e2e.run(APP, "call:numpy:savez", argv(work), cache)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "outside the train loop" in second.stderr
+    assert _checkpoint_steps(work)[-1] == 60
     assert not os.path.exists(os.path.join(work, "results.json"))
+    assert not os.path.exists(os.path.join(work, "final_params.npz"))
 
     third = e2e.run(APP, None, argv(work), cache)
     assert third.returncode == 0, third.stderr[-3000:]
