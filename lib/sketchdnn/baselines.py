@@ -1,4 +1,4 @@
-"""Label-diffusion baselines sharing the `diffusion.LabelProcess` interface.
+"""Label-diffusion baselines sharing the `label_process.LabelProcess` interface.
 
 One-hot Gaussian (notes A.10 (i)): the one-hot is treated as a real vector, embedded as
 u(y) = 2·onehot(y) − 1, and diffused with the continuous DDPM schedule ᾱ_t; the network sees
@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.sketchdnn.diffusion import LabelProcess, gaussian_label_process
+from lib.sketchdnn.label_process import LabelProcess, gaussian_label_process
 
 _TINY = 1e-20
 
