@@ -30,7 +30,7 @@ import numpy as np
 import optax
 from absl import logging
 
-from lib.cades import baselines, conformal, config_schema, report, scenarios as scen_lib
+from lib.cades import baselines, conformal, config_schema, divergence, report, scenarios as scen_lib
 from lib.common import config as config_lib, guards, mesh as mesh_lib, train_loop
 from lib.common import report as common_report, workdir as wd
 from lib.tpp import hawkes, neural
@@ -118,6 +118,8 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
         t0 = time.perf_counter()
         params, losses = hawkes.fit_mle(train_ev, K, num_steps=config.hawkes.num_steps,
                                         learning_rate=config.hawkes.learning_rate)
+        divergence.check_history(f"hawkes MLE ({setting})", np.asarray(losses),
+                                 f"lower hawkes.learning_rate (now {config.hawkes.learning_rate:g})")
         info = {"params": jax.tree.map(lambda a: np.asarray(a).tolist(), params),
                 "nll_per_time_first_last": [float(losses[0]), float(losses[-1])],
                 "fit_s": time.perf_counter() - t0}
@@ -127,8 +129,14 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
         norm = neural.gap_normaliser(train_ev)
         task = _neural_task(config, train_ev, K, norm)
         sub = os.path.join(workdir, f"neural_{setting}")
+        init = task.init_state(jax.random.key(config.train.seed))["params"]   # the loop's init
+        guard = divergence.LogGuard(
+            f"neural TPP ({setting})", os.path.join(sub, wd.METRICS), "nll_per_time",
+            float(-neural.log_likelihood(init, train_ev, norm, K).sum() / train_ev.t_max.sum()),
+            primary=mesh_lib.is_primary(),
+            hint=f"lower neural.learning_rate (now {config.neural.learning_rate:g})")
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                                  workdir=sub, mesh=mesh)
+                                  workdir=sub, mesh=mesh, on_log=guard)
         params = jax.tree.map(jnp.asarray, jax.device_get(result.state["params"]))
         ll = neural.log_likelihood(params, train_ev, norm, K)
         info = {"steps": result.step, "resumed_from": result.resumed_from,

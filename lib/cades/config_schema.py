@@ -5,6 +5,10 @@ alternatives to a Poisson process, true model), `multivariate` (server and laten
 scenarios, fitted models), `bandwidths`, `hawkes` (MLE), `neural` (the neural TPP, trained
 by `lib.common.train_loop` with the shared `train` and `mesh` blocks), `fpr` (false
 positive rate over many calibration/test splits), `eval`, plus `tag` and `seed`.
+
+Learning rates are bounded by 1 (Adam's step is about the learning rate per parameter; a
+neural TPP at 1e6 reached a loss of 8e11). A fit that still diverges inside the bounds is
+stopped by `lib.cades.divergence` before anything is written.
 """
 from __future__ import annotations
 
@@ -43,11 +47,11 @@ SCHEMA: dict[str, Rule] = {
     "bandwidths.h_arr": Float(lo=0.0, lo_open=True),
     "bandwidths.h_int": Float(lo=0.0, lo_open=True),
     "hawkes.num_steps": Int(lo=1),
-    "hawkes.learning_rate": Float(lo=0.0, lo_open=True),
+    "hawkes.learning_rate": Float(lo=0.0, hi=1.0, lo_open=True),
     "neural.hidden": Int(lo=1),
     "neural.mark_dim": Int(lo=1),
     "neural.num_components": Int(lo=1),
-    "neural.learning_rate": Float(lo=0.0, lo_open=True),
+    "neural.learning_rate": Float(lo=0.0, hi=1.0, lo_open=True),
     "neural.batch_size": Int(lo=1),
     "neural.grad_clip": Float(lo=0.0, lo_open=True),
     "fpr.settings": Names(FPR_SETTINGS),
