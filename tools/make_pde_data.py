@@ -4,10 +4,13 @@
     python tools/make_pde_data.py --config=configs/pde_data/kdv.py:tiny --config.data.seed=3
 
 Writes `<workdir>/<pde>_<cache key>/{metadata.json,train.npz,test.npz}` (see
-`lib/pde/dataset.py`); a second identical request returns at once. For 2-D systems a PNG
-of the first trajectory, fine and coarse, goes to `<workdir>/plots/<pde>_<cache key>.png`
-(vorticity for Navier–Stokes). On several devices the batch of trajectories is split over
-the mesh axis "data".
+`lib/pde/dataset.py`); a second identical request returns at once (a corrupt cache is moved
+aside to `<pde>_<cache key>.corrupt-<time>` and rebuilt). For 2-D systems a PNG of the
+first trajectory, fine and coarse, goes to `<workdir>/plots/<pde>_<cache key>.png`
+(vorticity for Navier–Stokes); making it re-simulates that trajectory on the fine grid
+(one compilation, often as long as the generation of a tiny dataset), so it is skipped
+when the dataset was cached and its PNG exists; `--noplot` skips it always. On several
+devices the batch of trajectories is split over the mesh axis "data".
 """
 from __future__ import annotations
 
@@ -25,14 +28,34 @@ flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D s
 FLAGS = flags.FLAGS
 
 
+def fine_snapshots(solver: systems.Solver, key, warmup_steps: int, every: int, count: int) -> np.ndarray:
+    """`count` fine-grid observations of the trajectory started from `key`: after
+    `warmup_steps` steps, then every `every` steps; `(count, C, n[, n])`.
+
+    One compiled program (a `fori_loop` over a traced step count) serves the warm-up and
+    every interval, so the plot costs one compilation of the solver step, not two.
+    """
+    advance = jax.jit(lambda state, n: jax.lax.fori_loop(0, n, lambda _, s: solver.step(s), state))
+    observe = jax.jit(solver.observe)
+    state = advance(jax.jit(solver.initial_state)(key), warmup_steps)
+    frames = [np.asarray(observe(state))]
+    for _ in range(count - 1):
+        state = advance(state, every)
+        frames.append(np.asarray(observe(state)))
+    return np.stack(frames)
+
+
+def _png_path(path: str, workdir: str) -> str:
+    return os.path.join(workdir, "plots", os.path.basename(path) + ".png")
+
+
 def _plot(spec: dataset.DatasetSpec, metadata: dict, path: str, workdir: str) -> str:
     """Fine vs coarse snapshots of train trajectory 0 at 4 times; returns the PNG path."""
     solver = systems.build(spec.pde, spec.params, spec.dtype)
     stride = max((metadata["n_frames"] - 1) // 3, 1)
-    fine_metadata = dict(metadata, space_factor=1, save_every=metadata["save_every"] * stride,
-                         n_frames=min(4, metadata["n_frames"]))
-    keys = dataset.initial_keys(spec.seed, "train", 1)
-    fine = dataset.simulate_coarse(solver, keys, fine_metadata)[0]
+    key = dataset.initial_keys(spec.seed, "train", 1)[0]
+    fine = fine_snapshots(solver, key, metadata["warmup_steps"], metadata["save_every"] * stride,
+                          min(4, metadata["n_frames"]))
     coarse = dataset.load_dataset(path, metadata)["train"]["data"][0, ::stride][: len(fine)]
     if spec.pde == "navier_stokes":
         fine, coarse = (
@@ -42,9 +65,8 @@ def _plot(spec: dataset.DatasetSpec, metadata: dict, path: str, workdir: str) ->
     else:
         fine, coarse, name = fine[:, 0], coarse[:, 0], metadata["fields"][0]
     times = metadata["warmup_steps"] * metadata["dt"] + metadata["frame_dt"] * stride * np.arange(len(fine))
-    out = os.path.join(workdir, "plots", os.path.basename(path) + ".png")
     return plotting.field_grid(
-        out, [list(fine), list(coarse)],
+        _png_path(path, workdir), [list(fine), list(coarse)],
         row_titles=[f"fine {metadata['fine_grid']}²", f"coarse {metadata['coarse_grid']}²"],
         col_titles=[f"t = {t:.2f}" for t in times], title=f"{spec.pde}: {name}",
     )
@@ -63,9 +85,15 @@ def make_dataset(config, workdir: str) -> str:
         )
     logging.info("%s dataset %s: %s", spec.pde, "found (cached)" if cached else "written", path)
     print(path)
+    png = _png_path(path, workdir)
     if FLAGS.plot and systems.build(spec.pde, spec.params, spec.dtype).ndim == 2:
-        with jax.enable_x64(spec.dtype == "float64"):
-            logging.info("plot: %s", _plot(spec, metadata, path, workdir))
+        if cached and os.path.isfile(png):
+            logging.info("plot: %s (exists)", png)
+        else:
+            logging.info("plotting: simulating train trajectory 0 again on the fine grid "
+                         "(--noplot skips this)")
+            with jax.enable_x64(spec.dtype == "float64"):
+                logging.info("plot: %s", _plot(spec, metadata, path, workdir))
     return path
 
 

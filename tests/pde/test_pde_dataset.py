@@ -1,5 +1,6 @@
 """Dataset layer and `tools/make_pde_data.py`: caching, atomic writes, checked loading, bad input."""
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 from lib.common.config import load_config
-from lib.pde import data_config, dataset, systems, trajectory
+from lib.pde import data_config, dataset, downsampling, systems, trajectory
+from tests.timeouts import HANG_TIMEOUT_S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -111,11 +113,43 @@ def test_command_line_tool_writes_a_dataset_and_rejects_a_bad_config(tmp_path):
                "--config=" + os.path.join(ROOT, "configs/pde_data/burgers.py:tiny"),
                f"--workdir={tmp_path}", "--config.data.seed=2"]
     env = dict(os.environ, PYTHONPATH=ROOT)
-    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=HANG_TIMEOUT_S)
     assert first.returncode == 0, first.stderr
     path = first.stdout.strip().splitlines()[-1]
     assert sorted(os.listdir(path)) == ["metadata.json", "test.npz", "train.npz"]
     assert os.path.isfile(os.path.join(tmp_path, "plots", os.path.basename(path) + ".png"))
+    with open(os.path.join(path, dataset.METADATA)) as f:   # what a corruption error will suggest
+        assert json.load(f)[dataset.COMMAND].startswith(f"python {command[1]} --config=")
     bad = subprocess.run(command + ["--config.params.viscosity=-1.0"], capture_output=True,
-                         text=True, env=env, timeout=120)
+                         text=True, env=env, timeout=HANG_TIMEOUT_S)
     assert bad.returncode == 2 and "params.viscosity" in bad.stderr
+    # A corrupt cache: the same command names the file, moves the folder aside and rebuilds.
+    train = os.path.join(path, "train.npz")
+    with open(train, "r+b") as f:
+        f.truncate(100)
+    healed = subprocess.run(command + ["--noplot"], capture_output=True, text=True, env=env,
+                            timeout=HANG_TIMEOUT_S)
+    assert healed.returncode == 0, healed.stderr
+    assert f"{train}: 100 bytes, metadata.json records" in healed.stderr
+    assert "moved the folder aside to " + path + ".corrupt-" in healed.stderr
+    assert healed.stdout.strip().splitlines()[-1] == path
+    aside = [p for p in os.listdir(tmp_path) if p.startswith(os.path.basename(path) + ".corrupt-")]
+    assert len(aside) == 1 and os.path.getsize(os.path.join(tmp_path, aside[0], "train.npz")) == 100
+    spec = dataclasses.replace(tiny_spec("burgers"), seed=2)
+    assert dataset.load_dataset(path, dataset.dataset_metadata(spec))["train"]["data"].shape[0] == 2
+
+
+def test_plot_snapshots_downsample_to_the_stored_frames(tmp_path):
+    """The tool's fine-grid re-simulation (one compiled program) is the dataset's trajectory."""
+    from tools import make_pde_data   # defines its absl flag; parses nothing
+
+    spec = tiny_spec()
+    path, _ = dataset.generate_dataset(spec, str(tmp_path))
+    metadata = dataset.dataset_metadata(spec)
+    solver = systems.build(spec.pde, spec.params)
+    fine = make_pde_data.fine_snapshots(solver, dataset.initial_keys(spec.seed, "train", 1)[0],
+                                        metadata["warmup_steps"], 2 * metadata["save_every"], 3)
+    assert fine.shape == (3, 1, metadata["fine_grid"])
+    coarse = dataset.load_dataset(path, metadata)["train"]["data"][0, :6:2]
+    down = [downsampling.downsample(f, spec.space_factor, spec.downsample, 1) for f in fine]
+    np.testing.assert_allclose(np.stack(down), coarse, atol=1e-5)
