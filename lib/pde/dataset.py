@@ -261,10 +261,11 @@ def generate_dataset(
 
     Returns `(path, cached)`: `cached` is True when an identical, intact dataset existed
     and nothing was computed. A cached folder that fails `check_dataset` (a corrupt file,
-    or metadata that is not the one its name hashes) is moved aside to `<path>.corrupt-<UTC time>` (logged) and rebuilt.
-    Train and test trajectories are simulated as one batch; `progress(steps_done,
-    total_steps)` reports advancement. `command` (default: this process's command line)
-    is recorded in metadata.json for the rebuild hint of a later corruption error.
+    or metadata that is not the one its name hashes) is moved aside to
+    `<path>.corrupt-<UTC time>` (logged) and rebuilt. Train and test trajectories are
+    simulated as one batch; `progress(steps_done, total_steps)` reports advancement.
+    `command` (default: this process's command line) is recorded in metadata.json for the
+    rebuild hint of a later corruption error.
     On any error (including a blow-up) the temporary directory is removed.
     """
     metadata = dataset_metadata(spec)
