@@ -1,59 +1,59 @@
-"""The colab notebook beside the experiment runs top to bottom and predicts sensibly.
+"""The notebook beside the experiment runs in a Jupyter kernel from its own folder, shows its
+figures and predicts sensibly.
 
-Its code cells are executed in order in one namespace (no Jupyter kernel), with
-matplotlib's Agg backend, from the repository root as the notebook expects.
+It is executed through a real `python3` kernel (nbclient) with the notebook's folder as the
+working directory, as Jupyter opens it; a probe cell after the last one reads the numbers.
 """
-import json
 import os
 
-import matplotlib
 import numpy as np
 import pytest
+
+from tests.notebook_utils import error_outputs, execute, image_count
+
+pytestmark = pytest.mark.slow   # a kernel, JAX compiles and a short training run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NOTEBOOK = os.path.join(ROOT, "experiments", "multipdenet", "notebook.ipynb")
 
-
-def _code_cells(path):
-    with open(path) as f:
-        notebook = json.load(f)
-    assert notebook["nbformat"] == 4
-    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+PROBE = """{
+    "cwd": os.getcwd(), "workdir_is_none": WORKDIR is None,
+    "train_steps": int(results["train_steps"]), "num_steps": int(config.train.num_steps),
+    "step": int(step), "results_json": os.path.isfile(os.path.join(workdir, "results.json")),
+    "pred_shape": list(pred.shape), "truth_shape": list(truth.shape),
+    "test_shape": list(test[0, 1:].shape), "finite": bool(np.all(np.isfinite(pred))),
+    "correlation": [float(c) for c in correlation],
+    "pred_moved": float(np.abs(pred[-1] - test[trajectory, 0]).max()),
+    "truth_moved": float(np.abs(truth[-1] - test[trajectory, 0]).max()),
+}"""
 
 
 @pytest.fixture(scope="module")
-def namespace():
-    os.environ["MPLBACKEND"] = "Agg"
-    matplotlib.use("Agg")
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    ns = {"__name__": "__notebook__"}
-    try:
-        for i, source in enumerate(_code_cells(NOTEBOOK)):
-            assert not any(line.lstrip().startswith(("!", "%")) for line in source.splitlines()), \
-                f"code cell {i} uses shell or magic syntax"
-            exec(compile(source, f"{NOTEBOOK}[code cell {i}]", "exec"), ns)  # noqa: S102
-    finally:
-        os.chdir(cwd)
-        import matplotlib.pyplot as plt
-        plt.close("all")
-    return ns
+def run():
+    return execute(NOTEBOOK, probe=PROBE)
 
 
-def test_notebook_trains_and_restores_the_tiny_run(namespace):
-    ns = namespace
-    assert ns["WORKDIR"] is None
-    assert ns["results"]["train_steps"] == ns["config"].train.num_steps
-    assert ns["step"] == ns["config"].train.num_steps  # restored the final checkpoint
-    assert os.path.isfile(os.path.join(ns["workdir"], "results.json"))
+def test_notebook_runs_from_its_folder_and_shows_figures(run):
+    nb, probe = run
+    assert error_outputs(nb) == []
+    assert probe["cwd"] == os.path.dirname(NOTEBOOK)
+    assert image_count(nb) == 2          # truth/prediction/error grid, correlation curve
 
 
-def test_notebook_prediction_follows_the_truth(namespace):
-    pred, truth, corr = namespace["pred"], namespace["truth"], namespace["correlation"]
-    assert pred.shape == truth.shape == namespace["test"][0, 1:].shape
-    assert np.all(np.isfinite(pred))
-    assert corr.shape == (truth.shape[0],)
+def test_notebook_trains_and_restores_the_tiny_run(run):
+    _, p = run
+    assert p["workdir_is_none"]
+    assert p["train_steps"] == p["num_steps"]
+    assert p["step"] == p["num_steps"]             # restored the final checkpoint
+    assert p["results_json"]
+
+
+def test_notebook_prediction_follows_the_truth(run):
+    _, p = run
+    assert p["pred_shape"] == p["truth_shape"] == p["test_shape"]
+    assert p["finite"]
+    corr = np.asarray(p["correlation"])
+    assert corr.shape == (p["truth_shape"][0],)
     assert corr[0] > 0.9, corr
     # the prediction moved away from the initial state, like the truth did
-    u0 = namespace["test"][namespace["trajectory"], 0]
-    assert np.abs(pred[-1] - u0).max() > 0.1 * np.abs(truth[-1] - u0).max()
+    assert p["pred_moved"] > 0.1 * p["truth_moved"], p

@@ -1,0 +1,112 @@
+"""Execute a notebook through a real Jupyter kernel, as Jupyter would, and read its outputs.
+
+    nb, probe = execute("experiments/gmflow/notebook.ipynb", probe="{'swd': swd}")
+    image_count(nb)       # image/png outputs of display_data (inline figures)
+    error_outputs(nb)     # [] when every cell ran
+
+The kernel is `python3` from a kernelspec written to a temporary folder for this
+interpreter (`sys.executable`, via `ipykernel.kernelspec.install(prefix=...)`), and its
+working directory is the notebook's own folder (Jupyter's default), not the repository
+root. MPLBACKEND is removed from the kernel's environment, so matplotlib uses the inline
+backend there, as in a notebook server. `probe` is a Python expression evaluated in the
+kernel after the last cell (in an extra cell that is not saved); its value comes back via
+`repr` / `ast.literal_eval`, so it must be built of literals (floats, lists, dicts).
+
+Run as a script, it re-executes notebooks and writes them back with their outputs and
+without execution timing metadata (how the committed notebooks were produced):
+
+    python3 tests/notebook_utils.py experiments/gmflow/notebook.ipynb
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import tempfile
+import time
+
+KERNEL_NAME = "python3"
+PROBE_MARKER = "__notebook_probe__="
+# user + system CPU seconds of the kernel process and its children (a load-independent cost)
+KERNEL_CPU_S = "sum(__import__('os').times()[:4])"
+
+
+def _kernel_manager(kernel_dir: str):
+    """A KernelManager for `python3` = this interpreter, from a kernelspec in kernel_dir."""
+    from ipykernel import kernelspec
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    prefix = kernelspec.install(kernel_name=KERNEL_NAME, prefix=kernel_dir)
+    ksm = KernelSpecManager(kernel_dirs=[os.path.dirname(prefix)], ensure_native_kernel=False)
+    return KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=ksm)
+
+
+def strip_timing(nb) -> None:
+    """Drop execution timing metadata (the `execution` entries nbclient records) in place."""
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nb.metadata.pop("widgets", None)
+
+
+def execute(path: str, probe: str | None = None, timeout: int = 900):
+    """Run the notebook at `path` top to bottom; returns (executed notebook, probe value).
+
+    Cell errors are recorded as outputs (allow_errors), so a failing notebook comes back
+    with its traceback for `error_outputs`; `timeout` (s per cell) only catches hangs.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = os.path.abspath(path)
+    nb = nbformat.read(path, as_version=4)
+    if probe is not None:
+        nb.cells.append(nbformat.v4.new_code_cell(f"print({PROBE_MARKER!r} + repr({probe}))"))
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    with tempfile.TemporaryDirectory(prefix="nb_kernel_") as kernel_dir:
+        client = NotebookClient(nb, km=_kernel_manager(kernel_dir), timeout=timeout,
+                                allow_errors=True, record_timing=False,
+                                resources={"metadata": {"path": os.path.dirname(path)}})
+        client.execute(env=env)
+    value = None
+    if probe is not None:
+        cell = nb.cells.pop()
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        if PROBE_MARKER not in text:
+            raise AssertionError(f"{path}: the probe {probe!r} printed nothing; outputs: "
+                                 f"{cell.outputs}")
+        value = ast.literal_eval(text.split(PROBE_MARKER, 1)[1].strip())
+    strip_timing(nb)
+    return nb, value
+
+
+def error_outputs(nb) -> list[str]:
+    """'cell i: Name: message' for every error output of an executed notebook."""
+    return [f"cell {i}: {o.ename}: {o.evalue}" for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
+def image_count(nb) -> int:
+    """Number of display_data outputs carrying an image/png (inline figures)."""
+    return sum(1 for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "display_data" and "image/png" in o.get("data", {}))
+
+
+def main(paths: list[str]) -> int:
+    import nbformat
+
+    for path in paths:
+        t0 = time.time()
+        nb, cpu = execute(path, probe=KERNEL_CPU_S)
+        errors = error_outputs(nb)
+        if errors:
+            print(f"{path}: not written, errors: {errors}", file=sys.stderr)
+            return 1
+        nbformat.write(nb, path)
+        print(f"{path}: {time.time() - t0:.0f} s wall (kernel start included), kernel CPU "
+              f"{cpu:.0f} s, {image_count(nb)} images, {os.path.getsize(path) / 1024:.0f} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
