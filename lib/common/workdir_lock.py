@@ -65,7 +65,12 @@ def acquire(workdir: str) -> None:
     lock_path = os.path.join(path, LOCK)
     guard = _open(os.path.join(path, GUARD))
     try:
-        if not _flock(guard, wait_s=_GUARD_WAIT_S, what=os.path.join(path, GUARD)):
+        got = _flock(guard, wait_s=_GUARD_WAIT_S, what=os.path.join(path, GUARD))
+        if got is None:
+            raise WorkdirBusy(f"{os.path.join(path, GUARD)} stayed locked for {_GUARD_WAIT_S:g} s "
+                              f"(another process is taking or replacing the lock of {workdir!r}); "
+                              "rerun")
+        if not got:
             return                                   # no flock here: warned, run unlocked
         for _ in range(_ATTEMPTS):
             fd = _open(lock_path)
