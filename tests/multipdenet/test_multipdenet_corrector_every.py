@@ -13,6 +13,7 @@ from experiments.multipdenet import train
 from lib.common import config as config_lib, workdir as wd
 from lib.common.config import ConfigError
 from lib.multipdenet import model as mp
+from tests.fast_compile import fast_jit
 
 N, DT = 16, 0.02
 NET = {"arch": "fno", "modes": 4, "width": 6, "depth": 1, "projection_width": 8}
@@ -35,9 +36,9 @@ def test_every_option_is_classical_solver_when_networks_output_zero(every):
     u0 = _state()
     classical = mp.make_model("navier_stokes", 2 * np.pi / N, DT, n_micro=2, filter_mode="frozen",
                               corrector=None, micro_net=None, macro_net=None)
-    want = mp.rollout(classical, classical.init(jax.random.key(0), u0), u0, 2)
+    want = fast_jit(lambda p, u: mp.rollout(classical, p, u, 2))(classical.init(jax.random.key(0), u0), u0)
     model = _model(every)  # zero-initialised output layers, symmetric filters at θ = 0
-    got = mp.rollout(model, model.init(jax.random.key(0), u0), u0, 2)
+    got = fast_jit(lambda p, u: mp.rollout(model, p, u, 2))(model.init(jax.random.key(0), u0), u0)
     assert float(jnp.abs(want[-1] - u0).max()) > 1e-2  # the state moves well past the tolerance
     np.testing.assert_allclose(got, want, atol=1e-5)
 
@@ -68,19 +69,27 @@ def test_micro_and_macro_hold_the_correction_as_documented():
     dt = DT / 2
     model_micro, model_macro, model_stage = _model("micro"), _model("macro"), _model("stage")
     params = _corrector_on(model_micro, u0)
-    corr = lambda u: model_micro.apply(params, u, method=mp.MultiPDENet.correction)  # noqa: E731
-    # micro: Corr at the start of each micro step, held over its four stages
-    u = u0
-    for _ in range(2):
-        u = _rk4_held(model_micro, params, u, corr(u), dt) + dt * _minn(model_micro, params, u)
-    np.testing.assert_allclose(mp.macro_step(model_micro, params, u0), u, atol=2e-5)
-    # macro: Corr(u_k) for both micro steps
-    c, u = corr(u0), u0
-    for _ in range(2):
-        u = _rk4_held(model_macro, params, u, c, dt) + dt * _minn(model_macro, params, u)
-    np.testing.assert_allclose(mp.macro_step(model_macro, params, u0), u, atol=2e-5)
+    corr = lambda p, u: model_micro.apply(p, u, method=mp.MultiPDENet.correction)  # noqa: E731
+    step = {m.corrector_every: fast_jit(lambda p, u, m=m: mp.macro_step(m, p, u))
+            for m in (model_stage, model_micro, model_macro)}
+
+    @fast_jit
+    def by_hand(p, u0):
+        # micro: Corr at the start of each micro step, held over its four stages
+        u = u0
+        for _ in range(2):
+            u = _rk4_held(model_micro, p, u, corr(p, u), dt) + dt * _minn(model_micro, p, u)
+        # macro: Corr(u_k) for both micro steps
+        c, v = corr(p, u0), u0
+        for _ in range(2):
+            v = _rk4_held(model_macro, p, v, c, dt) + dt * _minn(model_macro, p, v)
+        return u, v
+
+    want_micro, want_macro = by_hand(params, u0)
+    np.testing.assert_allclose(step["micro"](params, u0), want_micro, atol=2e-5)
+    np.testing.assert_allclose(step["macro"](params, u0), want_macro, atol=2e-5)
     # and the three options differ once the corrector is on
-    steps = [mp.macro_step(m, params, u0) for m in (model_stage, model_micro, model_macro)]
+    steps = [step[every](params, u0) for every in ("stage", "micro", "macro")]
     for a, b in [(0, 1), (0, 2), (1, 2)]:
         assert float(jnp.abs(steps[a] - steps[b]).max()) > 1e-5
 
