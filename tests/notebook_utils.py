@@ -9,8 +9,9 @@ interpreter (`sys.executable`, via `ipykernel.kernelspec.install(prefix=...)`), 
 working directory is the notebook's own folder (Jupyter's default), not the repository
 root. MPLBACKEND is removed from the kernel's environment, so matplotlib uses the inline
 backend there, as in a notebook server. `probe` is a Python expression evaluated in the
-kernel after the last cell (in an extra cell that is not saved); its value comes back via
-`repr` / `ast.literal_eval`, so it must be built of literals (floats, lists, dicts).
+kernel after the last cell (in an extra cell that is not saved, with `os` imported); its
+value comes back via `repr` / `ast.literal_eval`, so it must be built of literals (floats,
+lists, dicts).
 
 Run as a script, it re-executes notebooks and writes them back with their outputs and
 without execution timing metadata (how the committed notebooks were produced):
@@ -61,7 +62,8 @@ def execute(path: str, probe: str | None = None, timeout: int = 900):
     path = os.path.abspath(path)
     nb = nbformat.read(path, as_version=4)
     if probe is not None:
-        nb.cells.append(nbformat.v4.new_code_cell(f"print({PROBE_MARKER!r} + repr({probe}))"))
+        nb.cells.append(nbformat.v4.new_code_cell(
+            f"import os\nprint({PROBE_MARKER!r} + repr({probe}))"))
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     with tempfile.TemporaryDirectory(prefix="nb_kernel_") as kernel_dir:
         client = NotebookClient(nb, km=_kernel_manager(kernel_dir), timeout=timeout,
@@ -73,8 +75,9 @@ def execute(path: str, probe: str | None = None, timeout: int = 900):
         cell = nb.cells.pop()
         text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         if PROBE_MARKER not in text:
-            raise AssertionError(f"{path}: the probe {probe!r} printed nothing; outputs: "
-                                 f"{cell.outputs}")
+            errors = error_outputs(nb) + [f"probe: {o.ename}: {o.evalue}" for o in cell.outputs
+                                          if o.output_type == "error"]
+            raise AssertionError(f"{path}: the probe printed nothing; errors: {errors}")
         value = ast.literal_eval(text.split(PROBE_MARKER, 1)[1].strip())
     strip_timing(nb)
     return nb, value
