@@ -29,11 +29,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+
+from lib.nn.mlp import MLP
 
 TASKS = ("regression", "classification")
 
@@ -226,17 +227,6 @@ def lasso(alpha: float, num_iter: int = 500, name: str | None = None) -> Learner
 # ----------------------------------------------------------------------------- MLP
 
 
-class MLP(nn.Module):
-    """ReLU MLP with a scalar output: (n, p) -> (n,)."""
-    hidden: Sequence[int]
-
-    @nn.compact
-    def __call__(self, x):
-        for width in self.hidden:
-            x = nn.relu(nn.Dense(width)(x))
-        return nn.Dense(1)(x)[:, 0]
-
-
 PENALTIES = ("cv", "scaled", "fixed")
 
 
@@ -254,7 +244,7 @@ def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
     n_chunks = max(steps // eval_every, 1)
 
     def loss_fn(params, x, y, w):
-        out = model.apply(params, x)
+        out = model.apply(params, x)[..., 0]
         per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
         return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
 
@@ -337,14 +327,14 @@ def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: in
     if penalty == "cv" and (not l2_grid or min(l2_grid) < 0 or cv_folds < 2):
         raise ValueError(f"mlp penalty 'cv' needs a non-empty l2_grid of values >= 0 and "
                          f"cv_folds >= 2; got {l2_grid}, {cv_folds}")
-    model = MLP(tuple(hidden))
+    model = MLP(widths=tuple(hidden), out=1)          # (n, p) -> (n, 1)
     classify = task == "classification"
     train = _mlp_trainer(model, lr, classify, steps, eval_every)
     n_chunks = max(steps // eval_every, 1)
 
     def predict(params, moments, x_pred):
         mean, std, y_mean, y_std = moments
-        out = model.apply(params, (x_pred - mean) / std)
+        out = model.apply(params, (x_pred - mean) / std)[..., 0]
         return jax.nn.sigmoid(out) if classify else out * y_std + y_mean
 
     def fit_holdout(x, y, w, x_pred, key):

@@ -1,36 +1,12 @@
 """Small Flax Linen building blocks shared by the critics and both actors."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {
-    "relu": nn.relu,
-    "mish": lambda x: x * jnp.tanh(nn.softplus(x)),
-    "silu": nn.silu,
-    "tanh": jnp.tanh,
-}
-
-
-class MLP(nn.Module):
-    """x (..., d_in) -> (..., out): Dense layers of `hidden` widths with `activation`, then a
-    linear Dense(out). `out=None` ends with the last hidden layer's activation."""
-
-    hidden: Sequence[int]
-    out: int | None
-    activation: str = "relu"
-
-    @nn.compact
-    def __call__(self, x: jax.Array) -> jax.Array:
-        act = ACTIVATIONS[self.activation]
-        for width in self.hidden:
-            x = act(nn.Dense(width)(x))
-        if self.out is not None:
-            x = nn.Dense(self.out)(x)
-        return x
+from lib.nn.mlp import ACTIVATIONS, MLP  # noqa: F401  (the shared MLP; re-exported)
 
 
 class FourierFeatures(nn.Module):

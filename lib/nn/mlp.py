@@ -5,7 +5,7 @@
     y = mlp.apply(params, x)           # (..., 10)
 
 Hidden layers `widths` with `activation` between them, then a linear output layer of size
-`out`. `out_scale` multiplies the output layer's initial kernel (0 makes the network start
+`out` (None: no output layer). `out_scale` multiplies the output layer's initial kernel (0 makes the network start
 as the constant given by its bias, used for "start from a known function" inits).
 `num_params(d_in, widths, out)` counts the parameters without building anything;
 `width_for_budget` picks the width of an equal-width MLP with a parameter budget.
@@ -19,14 +19,15 @@ import jax
 import jax.numpy as jnp
 
 ACTIVATIONS = {"relu": nn.relu, "tanh": jnp.tanh, "gelu": nn.gelu, "silu": nn.silu,
-               "softplus": nn.softplus}
+               "softplus": nn.softplus, "mish": lambda x: x * jnp.tanh(nn.softplus(x))}
 
 
 class MLP(nn.Module):
-    """x (..., d) -> (..., out): Dense(widths[0]) -> act -> ... -> Dense(out)."""
+    """x (..., d) -> (..., out): Dense(widths[0]) -> act -> ... -> Dense(out); `out=None`
+    ends with the last hidden layer's activation (a feature trunk)."""
 
     widths: Sequence[int]
-    out: int
+    out: int | None
     activation: str = "relu"
     out_scale: float = 1.0
 
@@ -39,6 +40,8 @@ class MLP(nn.Module):
         h = x
         for width in self.widths:
             h = act(nn.Dense(width)(h))
+        if self.out is None:
+            return h
         init = nn.initializers.variance_scaling(self.out_scale ** 2, "fan_in", "truncated_normal") \
             if self.out_scale > 0 else nn.initializers.zeros
         return nn.Dense(self.out, kernel_init=init)(h)
