@@ -166,10 +166,11 @@ def build_step(task: Task, mesh, state_sharding) -> Callable:
 def init_or_restore(task: Task, cfg: LoopConfig, mesh, ckpt: Checkpointer | None):
     """(state, state_sharding, start_step): the newest readable checkpoint, else a fresh init.
 
-    A fresh init in a workdir that holds progress no checkpoint restores (every step
-    unreadable, or checkpoints gone while metrics.jsonl has rows) raises
+    A fresh init in a workdir that holds progress no checkpoint restores (unreadable steps,
+    a best state or results while no checkpoint restores) raises
     `lib.common.workdir.RestartRequired` on every rerun until `--restart`, which moves
-    the old run aside first (`lib.common.workdir.check_fresh_start`). A checkpoint whose
+    the old run aside first (`lib.common.workdir.check_fresh_start`); the metrics rows of
+    a run stopped before its first checkpoint are moved aside without asking. A checkpoint whose
     tree differs from the model raises `CheckpointMismatch` and moves nothing.
     """
     key = jax.random.key(cfg.seed)
@@ -202,12 +203,12 @@ def _abstract_state(task: Task, key, mesh):
 def _check_fresh_start(workdir: str) -> None:
     """`workdir.check_fresh_start`, decided jointly by all processes; with `--restart` the
     primary moves the old run aside while the others wait."""
-    lost = _any_process(bool(wd.lost_progress(workdir)))
-    if not lost:
+    found = wd.lost_progress(workdir)
+    if not _any_process(bool(found)):
         return
-    if not wd.restart_allowed():
-        found = wd.lost_progress(workdir) or ["another process found it"]
-        raise wd.RestartRequired(wd.restart_message(workdir, found))
+    if _any_process(wd.needs_restart_flag(found)) and not wd.restart_allowed():
+        raise wd.RestartRequired(wd.restart_message(
+            workdir, found or ["another process found it"]))
     wd.check_fresh_start(workdir, archive=mesh_lib.is_primary())
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices(f"restart {workdir}")

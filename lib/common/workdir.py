@@ -264,6 +264,9 @@ def lost_progress(workdir: str, checkpoints: str = CHECKPOINTS) -> list[str]:
             if s.isdigit() and int(s) > 0]
     if best:
         found.append(f"{BEST_CHECKPOINTS}/ holds step(s) {', '.join(best)}")
+    results = sorted(os.path.basename(p) for p in glob.glob(os.path.join(workdir, "results.*")))
+    if results:
+        found.append(f"{', '.join(results)} present")
     record = os.path.join(workdir, BEST_RECORD)
     if os.path.exists(record):
         try:
@@ -296,15 +299,23 @@ def check_fresh_start(workdir: str, checkpoints: str = CHECKPOINTS, *,
     found = lost_progress(workdir, checkpoints)
     if not found:
         return None
-    if not _RESTART:
+    if not _RESTART and needs_restart_flag(found):
         raise RestartRequired(restart_message(workdir, found))
-    return restart(workdir) if archive else ""
+    return restart(workdir, automatic=not _RESTART) if archive else ""
 
 
-def restart(workdir: str) -> str:
+def needs_restart_flag(found: list[str]) -> bool:
+    """False when the only evidence is metrics rows (a run stopped before its first
+    checkpoint, nothing else written): those are archived automatically, since training
+    from step 0 loses nothing; anything else (unreadable steps, a best state, results)
+    waits for `--restart`."""
+    return not all(item.startswith(METRICS + " ") for item in found)
+
+
+def restart(workdir: str, automatic: bool = False) -> str:
     """Move this run's outputs into `<workdir>/restarted_<UTC time>/` (nothing deleted):
     checkpoints*/, best.json, metrics.jsonl, results.*, tensorboard/; copy config.json.
-    Returns the new folder."""
+    Returns the new folder. `automatic`: no `--restart` was given (see `needs_restart_flag`)."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     dst = os.path.join(workdir, RESTARTED_PREFIX + stamp)
     n = 0
@@ -323,8 +334,9 @@ def restart(workdir: str) -> str:
             moved.append(name)
     if os.path.exists(os.path.join(workdir, CONFIG)):
         shutil.copy2(os.path.join(workdir, CONFIG), os.path.join(dst, CONFIG))
-    logging.warning("--restart: moved %s of %s into %s; training from step 0",
-                    ", ".join(moved) or "nothing", workdir, dst)
+    logging.warning("%s: moved %s of %s into %s; training from step 0",
+                    "no checkpoint was written before the last run stopped" if automatic
+                    else "--restart", ", ".join(moved) or "nothing", workdir, dst)
     return dst
 
 

@@ -213,3 +213,18 @@ def test_every_step_unreadable_refuses_each_rerun_until_restart(tmp_path):
     (archive,) = glob.glob(os.path.join(workdir, "restarted_*"))
     assert open(os.path.join(archive, wd.METRICS)).read() == rows
     assert sorted(os.listdir(os.path.join(archive, "checkpoints_damaged"))) == ["40", "50", "60"]
+
+
+def test_a_run_stopped_before_its_first_checkpoint_is_archived_without_asking(tmp_path):
+    """Only metrics rows (killed before the first checkpoint): a fresh start loses nothing,
+    so the rows are moved into restarted_<time>/ (never emptied) and training starts."""
+    workdir = str(tmp_path)
+    _train(workdir)
+    shutil.rmtree(os.path.join(workdir, wd.CHECKPOINTS))
+    rows = metrics.read_metrics(workdir)
+    _train(workdir, 20)
+    archived = [d for d in os.listdir(workdir) if d.startswith(wd.RESTARTED_PREFIX)]
+    assert len(archived) == 1
+    assert metrics.read_metrics(os.path.join(workdir, archived[0])) == rows
+    assert [r["step"] for r in metrics.read_metrics(workdir)] == [r["step"] for r in rows]
+    assert os.listdir(os.path.join(workdir, wd.CHECKPOINTS))           # trained again
