@@ -23,6 +23,7 @@ from absl import logging
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
+from lib.common import paths
 from lib.common import plotting, report, train_loop
 from lib.common import workdir as wd
 from lib.earth import baselines, data as data_lib, gltg, metrics as metrics_lib, model as model_lib
@@ -46,8 +47,9 @@ def load_dataset(name: str, config) -> tuple[np.ndarray, np.ndarray]:
         return data_lib.load_files(config.data.custom_series, config.data.custom_adjacency,
                                    config.data.negative_counts)
     series, adj = BENCHMARKS[name]
-    return data_lib.load_files(os.path.join(config.data.root, series),
-                               os.path.join(config.data.root, adj), config.data.negative_counts)
+    root = paths.resolve(config.data.root)
+    return data_lib.load_files(os.path.join(root, series), os.path.join(root, adj),
+                               config.data.negative_counts)
 
 
 def build_model(name: str, config, prep: data_lib.Prepared):
