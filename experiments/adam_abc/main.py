@@ -1,4 +1,4 @@
-"""Adam under L-smoothness and the ABC inequality (Jin, Li, Yu & Wang, ICML 2025): numbers.
+r"""Adam under L-smoothness and the ABC inequality (Jin, Li, Yu & Wang, ICML 2025): numbers.
 
     python experiments/adam_abc/main.py --config=configs/adam_abc/adam_abc.py:quick \
         --workdir=workdirs/adam_abc_quick
@@ -10,8 +10,7 @@ Runs 1,024 independent Adam / SGD trajectories per setting (vmapped, sharded ove
 T, the last-iterate L1 / almost-sure behaviour under Robbins–Monro schedules, and the
 negative controls; writes results.json, results.md (tables) and plots/ to the workdir.
 """
-from experiments.adam_abc import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.adam_abc.train:train_and_evaluate")  # imported after flag parsing

@@ -1,4 +1,4 @@
-"""ANOVA-TPNN (Park et al., ICML 2025): a neural functional ANOVA model with unique components.
+r"""ANOVA-TPNN (Park et al., ICML 2025): a neural functional ANOVA model with unique components.
 
     python experiments/anova_tpnn/main.py --config=configs/anova_tpnn/anova_tpnn.py:quick \
         --workdir=workdirs/anova_tpnn_quick
@@ -7,8 +7,7 @@ Trains ANOVA-TPNN, NA²M, NB²M and an MLP (10 replicas each, vmapped) on synthe
 known components, diabetes, breast cancer and a Madelon-style set; writes results.json,
 results.md and plots/ to the workdir. Rerunning the command resumes.
 """
-from experiments.anova_tpnn import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.anova_tpnn.train:train_and_evaluate")  # imported after flag parsing

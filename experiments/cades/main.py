@@ -1,4 +1,4 @@
-"""CADES: conformal anomaly detection in event sequences (Zhang et al., ICML 2025).
+r"""CADES: conformal anomaly detection in event sequences (Zhang et al., ICML 2025).
 
     python experiments/cades/main.py --config=configs/cades/cades.py:quick --workdir=workdirs/cades_quick
     python experiments/cades/main.py --config=configs/cades/cades.py:quick --config.parts="('spp',)"
@@ -7,8 +7,7 @@ AUROC per scenario and detectability for CADES and its baselines, and the empiri
 positive rate over many calibration/test splits; writes results.json, results.md and
 plots/ to the workdir (see experiments/cades/README.md).
 """
-from experiments.cades import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.cades.train:train_and_evaluate")  # imported after flag parsing

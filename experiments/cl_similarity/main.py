@@ -1,4 +1,4 @@
-"""Similarities of embeddings in contrastive learning (Lee, Lim, Lee & Sohn, ICML 2025).
+r"""Similarities of embeddings in contrastive learning (Lee, Lim, Lee & Sohn, ICML 2025).
 
     python experiments/cl_similarity/main.py --config=configs/cl_similarity/cl_similarity.py:quick \
         --workdir=workdirs/cl_similarity_quick
@@ -8,8 +8,7 @@ their closed forms, then trains SimCLR with and without the variance-reducing au
 loss (VRNS) over batch sizes on 8×8 digits and Fashion-MNIST, and writes results.json,
 results.md (tables) and plots/ to the workdir. Rerunning the command resumes.
 """
-from experiments.cl_similarity import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.cl_similarity.train:train_and_evaluate")  # imported after flag parsing

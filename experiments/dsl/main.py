@@ -1,4 +1,4 @@
-"""Deep Sturm–Liouville (Vigouroux, Dalmau, Béthune, Boutin; ICML 2025) vs matched MLPs.
+r"""Deep Sturm–Liouville (Vigouroux, Dalmau, Béthune, Boutin; ICML 2025) vs matched MLPs.
 
     python experiments/dsl/main.py --config=configs/dsl/dsl.py:quick --workdir=workdirs/dsl_quick
     python experiments/dsl/main.py --config=configs/dsl/dsl.py:quick \
@@ -8,8 +8,7 @@ Trains DSL and an MLP of matched parameter count on each data set at every train
 fraction and seed, trains the 2-D toy, and writes results.json, results.md (tables) and
 plots/ to the workdir; `tools/dsl_results.py` splices the table into the README.
 """
-from experiments.dsl import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.dsl.train:train_and_evaluate")  # imported after flag parsing

@@ -1,4 +1,4 @@
-"""EARTH: Epidemiology-Aware Neural ODE with Continuous Disease Transmission Graph (ICML 2025).
+r"""EARTH: Epidemiology-Aware Neural ODE with Continuous Disease Transmission Graph (ICML 2025).
 
     python experiments/earth/main.py --config=configs/earth/earth.py:quick --workdir=workdirs/earth_quick
     python experiments/earth/main.py --config=configs/earth/earth.py:quick \
@@ -8,8 +8,7 @@ Trains EARTH, its three ablations and the baselines on each dataset at each hori
 through lib.common.train_loop, and writes results.json, results.md, predictions.npz and
 plots/forecast_<dataset>_h<h>.png to the workdir. Rerunning resumes.
 """
-from experiments.earth import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.earth.train:train_and_evaluate")  # imported after flag parsing

@@ -1,4 +1,4 @@
-"""GMFlow (Gaussian mixture flow matching, Chen et al., ICML 2025): 2-D toys and digits.
+r"""GMFlow (Gaussian mixture flow matching, Chen et al., ICML 2025): 2-D toys and digits.
 
     python experiments/gmflow/main.py --config=configs/gmflow/gmflow.py:quick \
         --workdir=workdirs/gmflow_quick
@@ -11,8 +11,7 @@ class-conditional digit models and compares probabilistic guidance with CFG. Wri
 results.json, results.md, plots/ and the models' checkpoints (models/*) to the workdir;
 rerunning resumes training and recomputes the evaluation.
 """
-from experiments.gmflow import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.gmflow.train:train_and_evaluate")  # imported after flag parsing

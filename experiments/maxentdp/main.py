@@ -1,4 +1,4 @@
-"""MaxEntDP: maximum-entropy RL with a diffusion policy, against SAC (ICML 2025).
+r"""MaxEntDP: maximum-entropy RL with a diffusion policy, against SAC (ICML 2025).
 
     python experiments/maxentdp/main.py --config=configs/maxentdp/maxentdp.py:quick \
         --workdir=workdirs/maxentdp_quick
@@ -9,8 +9,7 @@ Trains every (environment, agent) pair of the config with all seeds vmapped on o
 device, evaluates, and writes results.json, results.md and plots/ to the workdir;
 rerunning the same command resumes each run from its checkpoints.
 """
-from experiments.maxentdp import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.maxentdp.train:train_and_evaluate")  # imported after flag parsing

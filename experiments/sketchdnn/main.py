@@ -1,4 +1,4 @@
-"""SketchDNN (Chereddy & Femiani, ICML 2025): Gaussian-Softmax diffusion for CAD sketches.
+r"""SketchDNN (Chereddy & Femiani, ICML 2025): Gaussian-Softmax diffusion for CAD sketches.
 
     python experiments/sketchdnn/main.py --config=configs/sketchdnn/sketchdnn.py:quick \
         --workdir=workdirs/sketchdnn_quick
@@ -9,8 +9,7 @@ positional encoding); samples and measures Fréchet distance, precision/recall, 
 the NLL bound. Writes results.json, results.md, plots/ and models/* to the workdir;
 rerunning resumes training and recomputes the evaluation.
 """
-from experiments.sketchdnn import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.sketchdnn.train:train_and_evaluate")  # imported after flag parsing

@@ -1,4 +1,4 @@
-"""SWE-Gym (Pan et al., ICML 2025) on generated repositories.
+r"""SWE-Gym (Pan et al., ICML 2025) on generated repositories.
 
     python experiments/swe_gym/main.py --config=configs/swe_gym/swe_gym.py:quick \
         --workdir=workdirs/swe_gym_quick
@@ -8,8 +8,7 @@ workspace LM before and after rejection-sampling fine-tuning (caps 1 / 2 / 3 / n
 YES/NO verifier and Pass@K / Best@K on held-out repositories; writes results.json,
 results.md, plots/, instances.jsonl and resolved_trajectories.jsonl to the workdir.
 """
-from experiments.swe_gym import train
 from lib.common import cli
 
 if __name__ == "__main__":
-    cli.run(train.train_and_evaluate)
+    cli.run("experiments.swe_gym.train:train_and_evaluate")  # imported after flag parsing

@@ -14,14 +14,20 @@ no checkpoint restores) is one line on stderr and exit status 2.
 """
 from __future__ import annotations
 
+import ast
+import glob
+import importlib
+import json
 import os
 import sys
 from typing import Callable, Sequence
 
+import matplotlib
 from absl import app, flags, logging
 
 from lib.common import config as config_lib
 from lib.common import guards
+from lib.common import paths
 from lib.common import mesh as mesh_lib
 from lib.common import workdir as workdir_lib
 
@@ -35,7 +41,8 @@ def _define_flags() -> None:
                         "Override fields with --config.key.sub=value.", required=True)
     flags.DEFINE_string("workdir", None, "Run directory (config.json, metrics.jsonl, "
                         "checkpoints/, plots/, results.json). Rerunning the same command on it "
-                        "resumes. Default: workdirs/<config file>_<variant>.")
+                        "resumes. Default: <repository>/workdirs/<experiment>_<config file>_"
+                        "<variant>.")
     flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize (multi-host GPU "
                       "or TPU pod). On a TPU pod no other flag is needed.")
     flags.DEFINE_string("coordinator_address", None, "host:port of process 0 (non-TPU clusters).")
@@ -43,6 +50,8 @@ def _define_flags() -> None:
     flags.DEFINE_integer("process_id", None, "This process's index (non-TPU clusters).")
     flags.DEFINE_string("cpu_collectives", None, "CPU cross-process collectives, e.g. 'gloo' "
                         "(multi-process runs on CPU).")
+    flags.DEFINE_bool("dry_run", False, "Print the resolved, validated config and the workdir, "
+                      "then exit without any compute.")
     flags.DEFINE_bool("restart", False, "Where a workdir's progress cannot be restored (every "
                       "checkpoint unreadable, or none left while metrics.jsonl has rows), move "
                       "its checkpoints, best state, metrics.jsonl and results into "
@@ -51,10 +60,78 @@ def _define_flags() -> None:
 
 
 def default_workdir(config_spec: str) -> str:
+    """<repo>/workdirs/<experiment>_<config file>[_<variant>], whatever the current folder."""
     path, _, arg = config_spec.partition(":")
     name = os.path.splitext(os.path.basename(path))[0]
     experiment = os.path.basename(os.path.dirname(os.path.abspath(path)))
-    return os.path.join("workdirs", f"{experiment}_{name}" + (f"_{arg}" if arg else ""))
+    return paths.resolve(os.path.join("workdirs",
+                                      f"{experiment}_{name}" + (f"_{arg}" if arg else "")))
+
+
+HELP_ARGS = ("--help", "-h", "--helpshort", "-?", "--help=true")
+WORKSPACE_FLAGS = ("config", "workdir", "dry_run", "restart", "distributed",
+                   "coordinator_address", "num_processes", "process_id", "cpu_collectives")
+
+
+def _config_files(main_path: str) -> list[str]:
+    """The config files of the binary at `main_path` (configs/<experiment>/*.py)."""
+    experiment = os.path.basename(os.path.dirname(os.path.abspath(main_path)))
+    folder = os.path.join(paths.REPO_ROOT, "configs", experiment)
+    return sorted(glob.glob(os.path.join(folder, "[!_]*.py")))
+
+
+def _variants(path: str) -> tuple[str, tuple[str, ...]]:
+    """(module docstring, VARIANTS) of a config file, read without executing it."""
+    tree = ast.parse(open(path).read(), path)
+    variants: tuple[str, ...] = ()
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "VARIANTS"
+                                                 for t in node.targets)):
+            try:
+                variants = tuple(ast.literal_eval(node.value))
+            except ValueError:
+                variants = ()
+    return ast.get_docstring(tree) or "", variants
+
+
+def help_text(main_path: str, doc: str | None) -> str:
+    """`--help` of a binary: its docstring, the workspace flags, its configs and variants."""
+    lines = [(doc or "").strip(), "", "Flags (lib/common/cli.py; --helpfull lists absl's too):"]
+    for name in WORKSPACE_FLAGS:
+        flag = FLAGS[name]
+        default = "" if flag.default in (None, False) else f" (default: {flag.default})"
+        lines.append(f"  --{name}: {' '.join(flag.help.split())}{default}")
+    lines.append("  --config.KEY=VALUE: override one config value (a misspelled key is named "
+                 "with a suggestion).")
+    lines += ["", "Paths: --config and --workdir as given are relative to the current folder; "
+              "the default workdir and the configs' default data folders (data/...) are under "
+              f"the repository root ({paths.REPO_ROOT})."]
+    files = _config_files(main_path)
+    if files:
+        lines += ["", "Configs and their variants (--config=FILE:VARIANT):"]
+        for path in files:
+            docstring, variants = _variants(path)
+            rel = os.path.relpath(path, paths.REPO_ROOT)
+            lines.append(f"  {rel}: {', '.join(variants) or '(no VARIANTS)'}")
+            lines += [f"      {line}" for line in docstring.splitlines() if line.strip()]
+    return "\n".join(lines)
+
+
+def dry_run_text(spec: str, config, workdir: str) -> str:
+    """The resolved config (validated by its file's `validate`) and where it would run."""
+    module = config_lib._module_of(spec.partition(":")[0])
+    if hasattr(module, "validate"):
+        module.validate(config)
+    return (f"# {spec}: valid; would run in {workdir}\n"
+            + json.dumps(config_lib.to_json_dict(config), indent=2, sort_keys=True))
+
+
+def _callable(target: Callable | str) -> Callable:
+    """`target`, or the function named by "package.module:function" (imported now)."""
+    if callable(target):
+        return target
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name or "train_and_evaluate")
 
 
 def resolve_config(spec: str, overrides: Sequence[tuple[str, str | None]]):
@@ -68,10 +145,18 @@ def resolve_config(spec: str, overrides: Sequence[tuple[str, str | None]]):
     return config_lib.apply_overrides(config, parsed)
 
 
-def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None:
-    """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error."""
+def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -> None:
+    """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error.
+
+    `train_and_evaluate` may be "package.module:function", imported only after the flags
+    are parsed (so `--help` and config errors come before JAX and the experiment load).
+    `--help` prints `help_text` and exits 0; `--dry_run` prints the validated config.
+    """
     _define_flags()
     argv = list(sys.argv if argv is None else argv)
+    if any(a in HELP_ARGS for a in argv[1:]):
+        print(help_text(argv[0], getattr(sys.modules.get("__main__"), "__doc__", None)))
+        sys.exit(0)
     overrides = config_lib.override_keys(argv)
     rest = [a for a in argv if not a.startswith("--config.")]
 
@@ -84,7 +169,11 @@ def run(train_and_evaluate: Callable, argv: Sequence[str] | None = None) -> None
                 mesh_lib.initialize_distributed(FLAGS.coordinator_address, FLAGS.num_processes,
                                                 FLAGS.process_id, FLAGS.cpu_collectives)
             workdir = FLAGS.workdir or default_workdir(FLAGS.config)
-            train_and_evaluate(config, workdir)
+            if FLAGS.dry_run:
+                print(dry_run_text(FLAGS.config, config, workdir))
+                return
+            matplotlib.use("Agg")      # binaries write PNGs; notebooks keep their backend
+            _callable(train_and_evaluate)(config, workdir)
         except config_lib.ConfigError as err:   # one line on stderr (no log line beside it)
             kind = "workdir error" if isinstance(err, config_lib.WorkdirError) else "config error"
             print(f"{kind}: {' '.join(str(err).split())}", file=sys.stderr)

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from lib.common import paths
 from lib.common.progress import Progress
 from lib.pde import dataset as dataset_lib
 from lib.pde.data_config import spec_from_config
@@ -29,11 +30,12 @@ def channels_first(data: np.ndarray) -> np.ndarray:
 def load_or_generate(dataset_config, root: str, mesh=None) -> dict[str, Any]:
     """The dataset that `dataset_config` (a `configs/pde_data` config) describes.
 
-    Generated under `root` (with steps/s and ETA in the log) when no identical one is
-    cached there (`lib.pde.dataset`). Returns `{"metadata", "path", "cached", "train",
+    Generated under `root` (a relative root is under the repository root; steps/s and ETA
+    in the log) when no identical one is cached there (`lib.pde.dataset`). Returns `{"metadata", "path", "cached", "train",
     "test"}` with channels-last float arrays `(n, T, *grid, C)`.
     """
     spec = spec_from_config(dataset_config)
+    root = paths.resolve(root)               # a relative root is under the repository root
     metadata = dataset_lib.dataset_metadata(spec)
     total = metadata["warmup_steps"] + (metadata["n_frames"] - 1) * metadata["save_every"]
     bar = Progress(total, desc=f"{spec.pde} dataset ({spec.n_train + spec.n_test} trajectories)")
