@@ -143,6 +143,7 @@ def evaluate(config, emulator, params, test: np.ndarray, metadata: dict) -> tupl
     out = {name: [float(np.asarray(mean)), float(np.asarray(std))]
            for name, (mean, std) in scores.items() if name != "correlation"}
     out["correlation_mean"] = np.asarray(scores["correlation"][0]).tolist()
+    out["correlation_std"] = np.asarray(scores["correlation"][1]).tolist()
     out["eval_steps"] = n_steps
     out["horizon"] = n_steps * metadata["frame_dt"]
     out["rollout_wall_s_incl_compile"] = rollout_s
@@ -186,16 +187,16 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
         paths.append(plotting.line_plot(os.path.join(plots, "snapshots.png"), series, xlabel="x",
                                         ylabel=label, title=f"{name}: test trajectory 0"))
     t = (np.arange(len(results["correlation_mean"])) + 1) * metadata["frame_dt"]
-    paths.append(plotting.line_plot(
-        os.path.join(plots, "correlation.png"), {name: (t, results["correlation_mean"])},
-        xlabel="time", ylabel="Pearson correlation (mean over test)", hline=config.eval.hct_threshold,
+    paths.append(plotting.correlation_curves(
+        os.path.join(plots, "correlation.png"),
+        {name: (t, results["correlation_mean"], results["correlation_std"])}, highlight=name,
+        threshold=config.eval.hct_threshold, ylabel="Pearson correlation (mean ± std over test)",
         title=f"{name}: HCT = {results['hct'][0]:.3g} ± {results['hct'][1]:.2g}"))
     rows = metrics_lib.read_metrics(workdir)
     if rows:
-        paths.append(plotting.line_plot(
-            os.path.join(plots, "train_loss.png"),
-            {"loss": ([r["step"] for r in rows], [r["loss"] for r in rows])},
-            xlabel="step", ylabel="window MSE", logy=True, title=f"{name}: training"))
+        paths.append(plotting.loss_curve(
+            os.path.join(plots, "train_loss.png"), [r["step"] for r in rows],
+            [r["loss"] for r in rows], ylabel="window MSE", title=f"{name}: training"))
     return paths
 
 
