@@ -34,8 +34,10 @@ from absl import logging
 
 from lib.anova_tpnn import baselines, config_schema, data as data_lib, report, stability
 from lib.anova_tpnn.model import component_names, output_from_components, penalty, stack_components
+from lib.common import extras
 from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
 from lib.common import guards, train_loop, workdir as wd
+from lib.anova_tpnn.config_schema import optional_modules
 
 validate = config_schema.validate
 
@@ -350,8 +352,7 @@ def run_ebm(config, workdir: str, ds: data_lib.Dataset, mode: str, weights: np.n
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
-    if config.ebm.enabled:
-        baselines.require_interpret()
+    extras.require(optional_modules(config))   # before any compute
     t0 = time.time()
     datasets = load_datasets(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from lib.common import extras
 from lib.common import config as config_lib, mesh as mesh_lib, report, train_loop
 from lib.common import guards, workdir as wd
 from lib.detection import coco
@@ -36,6 +37,7 @@ from lib.dynamic_detr.config_schema import validate
 from lib.dynamic_detr.data import CLASSES
 from lib.dynamic_detr.model import Detector, token_layout
 from lib.dynamic_detr.spec import EncoderSpec, make_spec
+from lib.dynamic_detr.config_schema import optional_modules
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +217,7 @@ def finetune_fits(end: float | None, now: float, eval_s: float) -> bool:
 
 def train_and_evaluate(config, workdir: str):
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     with prefetch.Prefetcher(config.data.workers, 4 * config.data.workers,
                              seed=config.train.seed, count=config.data.batch_size,
                              **data_kwargs(config)) as batches:

@@ -32,6 +32,7 @@ from collections import Counter
 import jax
 import numpy as np
 
+from lib.common import extras
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import guards
@@ -57,6 +58,7 @@ from lib.lm import chat, sft
 from lib.lm.local import LocalLM
 from lib.lm.model import LMConfig
 from lib.lm.tokenizer import Tokenizer, train_bpe
+from lib.editlord.config_schema import optional_modules
 
 log = logging.getLogger(__name__)
 
@@ -459,6 +461,7 @@ def evaluate_served(config, test_pairs, rules, backend, grader) -> dict:
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     t_start = time.perf_counter()
     # keys added after workdirs existed, with the behaviour before them (resume rule of
     # lib.common.workdir.prepare): a workdir from before identifier abstraction resumes only

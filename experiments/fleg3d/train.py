@@ -26,10 +26,12 @@ import numpy as np
 import optax
 from absl import logging
 
+from lib.common import extras
 from lib.common import config as config_lib, mesh as mesh_lib, plotting, train_loop
 from lib.common import guards, report as common_report, workdir as wd
 from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
 from lib.fleg3d.model import FlegNet
+from lib.fleg3d.config_schema import optional_modules
 
 validate = config_schema.validate
 
@@ -105,6 +107,7 @@ def method_table(config, bank, emb, text_all, params_filp) -> dict:
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     srcs = bank_lib.check_sources(config)        # missing files / wrong layout: before compute
+    extras.require(optional_modules(config))   # before any compute
     t0 = time.time()
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()

@@ -27,6 +27,7 @@ import jax
 import numpy as np
 from absl import logging
 
+from lib.common import extras
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import guards
@@ -44,6 +45,7 @@ from lib.lm.client import OpenAIClient
 from lib.lm.local import LocalLM
 from lib.lm.model import LMConfig
 from lib.lm.tokenizer import Tokenizer
+from lib.jetts.config_schema import optional_modules
 
 validate = config_schema.validate
 ARITH_INSTRUCTION = ("Add the two numbers column by column from the right. Write each column "
@@ -558,6 +560,7 @@ def targets(results: dict) -> dict:
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     t_start = time.perf_counter()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     results = {"tag": config.tag, "training": {}, "domains": {}}

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
+from lib.common import extras
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import guards
@@ -36,6 +37,7 @@ from lib.kar_peak import metrics, plots, tasks
 from lib.kar_peak.config_schema import validate
 from lib.kar_peak.ntk import empirical_ntk, relu_ntk_infinite
 from lib.kar_peak.report import summarise, tables
+from lib.kar_peak.config_schema import optional_modules
 
 
 def _mask_list(config) -> list[np.ndarray]:
@@ -167,6 +169,7 @@ def run_regression(config, workdir: str, mesh) -> dict:
 
 def train_and_evaluate(config, workdir: str):
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     t0 = time.time()

@@ -32,11 +32,13 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
+from lib.common import extras
 from lib.common import config as config_lib, mesh as mesh_lib, metrics as metrics_lib
 from lib.common import guards, report as common_report, train_loop, workdir as wd
 from lib.maxentdp import agent as agent_lib, config_schema, critics
 from lib.maxentdp import diagnostics, envs, report
 from lib.maxentdp import rollout
+from lib.maxentdp.config_schema import optional_modules
 
 validate = config_schema.validate
 
@@ -232,6 +234,7 @@ def write_results(config, workdir: str, runs: dict, start: float, *, complete: b
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     # The seeds are vmapped inside one jitted step on one device; the batch is a step index.
     mesh = mesh_lib.make_mesh(1, 1, devices=jax.local_devices()[:1])

