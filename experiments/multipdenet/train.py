@@ -73,14 +73,19 @@ def build_emulator(config, metadata: dict) -> emulators.Emulator:
 # ----------------------------------------------------------------------------- training
 
 
-def make_optimizer(config) -> optax.GradientTransformation:
-    """AdamW with global-norm clipping, linear warm-up and cosine decay."""
+def make_schedule(config) -> optax.Schedule:
+    """Linear warm-up from 0, then cosine decay to `lr · end_lr_factor` at num_steps."""
     o, steps = config.optim, config.train.num_steps
     warmup = min(o.warmup_steps, steps - 1)
-    schedule = optax.warmup_cosine_decay_schedule(0.0, o.lr, warmup, steps,
-                                                  end_value=o.lr * o.end_lr_factor)
+    return optax.warmup_cosine_decay_schedule(0.0, o.lr, warmup, steps,
+                                              end_value=o.lr * o.end_lr_factor)
+
+
+def make_optimizer(config) -> optax.GradientTransformation:
+    """AdamW on `make_schedule` with global-norm clipping."""
+    o = config.optim
     return optax.chain(optax.clip_by_global_norm(o.grad_clip),
-                       optax.adamw(schedule, weight_decay=o.weight_decay))
+                       optax.adamw(make_schedule(config), weight_decay=o.weight_decay))
 
 
 def window_loss(emulator: emulators.Emulator, params: Any, batch: dict, window: int) -> jax.Array:
@@ -109,7 +114,8 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
         batch = data_lib.window_batch(train_data, step, seed, bs, window)
         return {k: v[rows] for k, v in batch.items()}
 
-    return train_loop.Task(init_state, train_step, batch_fn, bs)
+    return train_loop.Task(init_state, train_step, batch_fn, bs,
+                           learning_rate=make_schedule(config))
 
 
 # ----------------------------------------------------------------------------- evaluation

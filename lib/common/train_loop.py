@@ -88,12 +88,15 @@ class Task(NamedTuple):
     batch_fn: (step, rows: slice) -> this process's rows of the step's global batch, as
       host arrays; must depend on `step` only (that is what makes resume exact).
     global_batch_size: rows of the global batch (split over processes and "data").
+    learning_rate: optional step -> learning rate (the optax schedule the optimiser uses);
+      when given, each metrics row carries `lr`, the rate of the row's last update.
     """
 
     init_state: Callable[[jax.Array], State]
     train_step: Callable[[State, Batch, jax.Array], tuple[State, dict]]
     batch_fn: Callable[[int, slice], Batch]
     global_batch_size: int
+    learning_rate: Callable[[int], Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -389,6 +392,8 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                 if fetched:
                     mean = {k: float(np.mean([m[k] for _, m in fetched])) for k in fetched[-1][1]}
                     mean["steps_per_sec"] = progress.rate(step)
+                    if task.learning_rate is not None:
+                        mean["lr"] = float(task.learning_rate(max(step - 1, 0)))
                     writer.write_scalars(step, {**mean, **(extra or {})})
                     if on_log is not None and not preempted:   # nothing published after SIGTERM
                         on_log(step)
@@ -406,7 +411,15 @@ def train(task: Task, cfg: LoopConfig, *, workdir: str, mesh,
                     stopped = True
                     break
                 batch = mesh_lib.to_global(task.batch_fn(step, rows), mesh)
+                if step == start:
+                    logging.info("compiling the train step (the first step of this call waits "
+                                 "for XLA) ...")
+                    t_first = time.perf_counter()
                 state, metrics = step_fn(state, batch, jax.random.fold_in(base_key, step))
+                if step == start:
+                    jax.block_until_ready(metrics)
+                    logging.info("first step (with compilation) took %.1f s",
+                                 time.perf_counter() - t_first)
                 step += 1
                 pending.append((step, metrics))
                 progress.update(step)
