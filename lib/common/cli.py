@@ -20,6 +20,7 @@ import importlib
 import json
 import os
 import sys
+import textwrap
 from typing import Callable, Sequence
 
 import matplotlib
@@ -52,9 +53,9 @@ def _define_flags() -> None:
                         "(multi-process runs on CPU).")
     flags.DEFINE_bool("dry_run", False, "Print the resolved, validated config and the workdir, "
                       "then exit without any compute.")
-    flags.DEFINE_bool("restart", False, "Where a workdir's progress cannot be restored (every "
-                      "checkpoint unreadable, or none left while metrics.jsonl has rows), move "
-                      "its checkpoints, best state, metrics.jsonl and results into "
+    flags.DEFINE_bool("restart", False, "Where a workdir's progress cannot be restored "
+                      "(unreadable checkpoints, or a best state or results with no checkpoint "
+                      "left), move its checkpoints, best state, metrics.jsonl and results into "
                       "<workdir>/restarted_<UTC time>/ and train from step 0; without it such "
                       "a run refuses. Changes nothing in a workdir that resumes.")
 
@@ -100,12 +101,14 @@ def help_text(main_path: str, doc: str | None) -> str:
     for name in WORKSPACE_FLAGS:
         flag = FLAGS[name]
         default = "" if flag.default in (None, False) else f" (default: {flag.default})"
-        lines.append(f"  --{name}: {' '.join(flag.help.split())}{default}")
+        lines.append(textwrap.fill(f"--{name}: {' '.join(flag.help.split())}{default}", 92,
+                                   initial_indent="  ", subsequent_indent="      "))
     lines.append("  --config.KEY=VALUE: override one config value (a misspelled key is named "
                  "with a suggestion).")
-    lines += ["", "Paths: --config and --workdir as given are relative to the current folder; "
-              "the default workdir and the configs' default data folders (data/...) are under "
-              f"the repository root ({paths.REPO_ROOT})."]
+    lines += ["", textwrap.fill(
+        "Paths: --config and --workdir as given are relative to the current folder; the "
+        "default workdir and the configs' default data folders (data/...) are under the "
+        f"repository root ({paths.REPO_ROOT}).", 92)]
     files = _config_files(main_path)
     if files:
         lines += ["", "Configs and their variants (--config=FILE:VARIANT):"]
