@@ -100,8 +100,9 @@ def load_fashion_mnist(path: str = FASHION_MNIST_PATH, part: str = "train") -> I
         if not os.path.exists(f):
             raise FileNotFoundError(
                 f"Fashion-MNIST file {f} not found; install the Debian package "
-                f"dataset-fashion-mnist (files in {FASHION_MNIST_PATH}) or point the config's "
-                f"path at a folder holding {_FASHION_FILES[part]}")
+                f"dataset-fashion-mnist (files in {FASHION_MNIST_PATH}), or run `python "
+                "tools/fetch_data.py fashion_mnist` (verified, into data/fashion_mnist) and "
+                f"point the config's path there, or at a folder holding {_FASHION_FILES[part]}")
     images = _read_idx(img_file, 3)
     labels = _read_idx(lab_file, 1)
     if images.shape[0] != labels.shape[0]:
