@@ -25,3 +25,23 @@ def test_width_for_budget_and_errors():
         width_for_budget(100, 3, 1, depth=0)
     with pytest.raises(ValueError, match="activation"):
         MLP(widths=(3,), out=1, activation="nope").init(jax.random.key(0), jnp.ones((1, 2)))
+
+
+def test_trunk_without_output_layer_and_mish_with_the_shared_parameter_layout():
+    import chex
+    x = jax.random.normal(jax.random.key(0), (5, 4))
+    trunk = MLP(widths=(8, 6), out=None, activation="mish")
+    params = trunk.init(jax.random.key(1), x)
+    h = trunk.apply(params, x)
+    chex.assert_shape(h, (5, 6))
+    chex.assert_tree_all_finite(h)
+    kernel, bias = params["params"]["Dense_1"]["kernel"], params["params"]["Dense_1"]["bias"]
+    h0 = MLP(widths=(8,), out=None, activation="mish").apply(
+        {"params": {"Dense_0": params["params"]["Dense_0"]}}, x)
+    pre = h0 @ kernel + bias
+    chex.assert_trees_all_close(h, pre * jnp.tanh(jax.nn.softplus(pre)), rtol=1e-6)
+    # MaxEntDP's and latent ATE's networks are this class: same tree as a plain Dense stack
+    scalar = MLP(widths=(8,), out=1)
+    chex.assert_trees_all_equal_structs(
+        scalar.init(jax.random.key(2), x),
+        {"params": {"Dense_0": {"bias": 0, "kernel": 0}, "Dense_1": {"bias": 0, "kernel": 0}}})
