@@ -5,6 +5,7 @@ old run into restarted_<UTC time>/ (nothing deleted). metrics.jsonl is never emp
 import glob
 import json
 import os
+import re
 import shutil
 
 import jax
@@ -197,8 +198,11 @@ def test_every_step_unreadable_refuses_each_rerun_until_restart(tmp_path):
         proc = hu.run_app(workdir, "tiny")
         assert proc.returncode == 2, proc.stderr[-3000:]
         # One error line, no traceback of it. (Orbax's failed reads of the damaged steps
-        # can leave "Event loop is closed" tracebacks of tensorstore callbacks at exit.)
-        (line,) = [l for l in hu.non_log_lines(proc.stderr) if "error:" in l]
+        # can leave "Event loop is closed" tracebacks of tensorstore callbacks at exit,
+        # written by another thread, which can cut into the middle of our line.)
+        found = re.findall(r"workdir error: .*?or use a new --workdir", proc.stderr)
+        assert len(found) == 1, proc.stderr[-3000:]
+        line = found[0]
         assert "RestartRequired" not in proc.stderr and "lib/common" not in proc.stderr
         lines.append(line)
         assert sorted(os.listdir(os.path.join(workdir, "checkpoints_damaged"))) == ["40", "50", "60"]
@@ -206,7 +210,8 @@ def test_every_step_unreadable_refuses_each_rerun_until_restart(tmp_path):
     assert lines[0] == lines[1]
     assert lines[0].startswith(f"workdir error: workdir {workdir!r} holds progress that no "
                                "checkpoint restores (checkpoints_damaged/ holds unreadable "
-                               "step(s) 40, 50, 60; metrics.jsonl has 12 row(s) up to step 60)")
+                               "step(s) 40, 50, 60; metrics.jsonl has 12 row(s) up to step 60; "
+                               "results.json present)")
     proc = hu.run_app(workdir, "tiny", "--restart")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.load(open(os.path.join(workdir, wd.RESULTS))) == {"resumed_from": 0, "step": 60}
