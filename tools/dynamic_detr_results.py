@@ -17,7 +17,7 @@ from absl import flags
 
 from lib.common import workdir as wd
 from lib.common.report import results_tool
-from lib.dynamic_detr.reporting import seed_table, tables, targets
+from lib.dynamic_detr import report
 
 SEEDS = flags.DEFINE_list("seed_workdirs", None, "Workdirs of repeats of the same config (e.g. "
                           "other train.seed): appends the AP of every variant across --workdir "
@@ -25,20 +25,9 @@ SEEDS = flags.DEFINE_list("seed_workdirs", None, "Workdirs of repeats of the sam
 
 
 def render(results: dict, config: dict) -> str:
-    # the targets are re-derived from the rows with the run's configured budgets and
-    # ablations, so that an incomplete run lists what was not measured
-    sparse = config["sparse"]
-    results = {**results, "targets": targets(results["rows"], tuple(sparse["budgets"]),
-                                             tuple(sparse["ablations"]))}
-    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
-            f"in {results['wall_s'] / 60:.1f} min (a device shared with other jobs).")
-    if SEEDS.value:
-        runs = [(f"seed {config['train']['seed']}", results)]
-        for w in SEEDS.value:
-            runs.append((f"seed {wd.read_json(os.path.join(w, wd.CONFIG))['train']['seed']}",
-                         wd.read_json(os.path.join(w, wd.RESULTS))))
-        text += "\n\nAP across runs:\n\n" + seed_table(runs)
-    return text
+    seed_runs = [(f"seed {wd.read_json(os.path.join(w, wd.CONFIG))['train']['seed']}",
+                  wd.read_json(os.path.join(w, wd.RESULTS))) for w in SEEDS.value or ()]
+    return report.render(results, config, seed_runs)
 
 
 if __name__ == "__main__":

@@ -73,3 +73,28 @@ def encoder_cost(det: Detector, params, image_size: int, *, batch: int, repeats:
         f(params, xb, pb).block_until_ready()
         times.append(time.perf_counter() - t)
     return {"encoder_gflops": flops / 1e9, "images_per_s": batch / float(np.median(times))}
+
+
+def validation_set(config) -> tuple[dict, dict]:
+    """The held-out images every variant is evaluated on, and their COCO ground truth."""
+    from lib.dynamic_detr.data import CLASSES, batch
+    from lib.dynamic_detr.task import data_kwargs
+    d = config.data
+    val = batch([config.train.seed, 11], d.val_images, **data_kwargs(config))
+    gt = coco.from_arrays(val["boxes_xyxy"], val["labels"], val["valid"], height=d.image_size,
+                          width=d.image_size, category_names=CLASSES[:d.num_classes])
+    return val, gt
+
+
+def variant_row(config, v, det: Detector, params, val: dict, gt: dict, steps: int,
+                n: int) -> dict:
+    """The results row of fine-tuned variant `v` (a `task.Variant`): COCO AP on `val`,
+    encoder FLOPs and throughput, its token counts per block out of `n`."""
+    e = config.eval
+    ap = average_precision(det, params, val, gt, batch_size=e.batch_size, area_scale=e.area_scale)
+    cost = encoder_cost(det, params, config.data.image_size, batch=e.throughput_batch,
+                        repeats=e.throughput_repeats)
+    counts = v.spec.counts(n, config.model.enc_layers)
+    return {"name": v.name, "method": v.method, "budget": v.budget, "ablation": v.ablation,
+            "tokens_per_block": list(counts), "mean_keep": float(np.mean(counts) / n),
+            "finetune_steps": steps, **ap, **cost}

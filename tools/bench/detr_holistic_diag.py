@@ -20,9 +20,9 @@ import numpy as np
 from absl import app, flags
 
 from configs.dynamic_detr import dynamic_detr
-from experiments.dynamic_detr import train
 from lib.common.checkpoint import Checkpointer
 from lib.dynamic_detr import data, objectives
+from lib.dynamic_detr import task as detr_task
 from lib.dynamic_detr import tokens as tk
 from lib.dynamic_detr.model import token_layout
 
@@ -60,18 +60,18 @@ def main(_):
     config = dynamic_detr.get_config(FLAGS.variant)
     if FLAGS.holistic:
         config.sparse.holistic = FLAGS.holistic
-    v = next(v for v in train.variants(config) if v.name == f"dynamic_{FLAGS.budget:g}")
-    det = train.detector(config, v.spec)
-    dense = train.detector(config)
+    v = next(v for v in detr_task.variants(config) if v.name == f"dynamic_{FLAGS.budget:g}")
+    det = detr_task.detector(config, v.spec)
+    dense = detr_task.detector(config)
     params0 = dense.init(jax.random.key(0), jnp.zeros((1, config.data.image_size, config.data.image_size, 3)))
-    task = train.make_task(config, v.spec, init_params=params0, teacher=params0 if v.cd else None,
-                           lr=1e-4, steps=10)
+    task = detr_task.make_task(config, v.spec, init_params=params0, teacher=params0 if v.cd else None,
+                               lr=1e-4, steps=10)
     abstract = jax.eval_shape(task.init_state, jax.random.key(0))
     restored = Checkpointer(FLAGS.checkpoints, 10**9).restore_latest(abstract)
     if restored is None:
         raise SystemExit(f"no checkpoint in {FLAGS.checkpoints}")
     params = restored[0]["params"]
-    val = data.batch([config.train.seed, 11], FLAGS.images, **train.data_kwargs(config))
+    val = data.batch([config.train.seed, 11], FLAGS.images, **detr_task.data_kwargs(config))
     level, centre, _, shapes = token_layout(config.data.image_size, len(config.model.widths))
     x0, idx, x, size, hmap, slot_centre = jax.jit(lambda p, im: det.apply(p, im, method=block0))(
         params, val["images"])

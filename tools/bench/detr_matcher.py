@@ -8,7 +8,7 @@ Side by side in one run (config `loss.matcher`: "scipy" = `lib.detection.matchin
 (a) Assignment alone: a jitted call on a (B, Q, M) float32 cost batch (`--batch`,
     `--queries`, `--objects`; 1..M valid objects per image), median of `--repeats` timed
     calls after compilation.
-(b) One Dynamic DETR train step (`experiments/dynamic_detr/train.make_task`, dense encoder,
+(b) One Dynamic DETR train step (`lib/dynamic_detr/task.make_task`, dense encoder,
     config `--variant`, its batch): compile time and steps/s over `--steps` steps after
     compilation.
 (c) JAX's persistent compilation cache (`jax_compilation_cache_dir`, minimum compile time
@@ -37,9 +37,9 @@ import numpy as np
 from absl import app, flags
 
 from configs.dynamic_detr import dynamic_detr
-from experiments.dynamic_detr import train
 from lib.detection import assignment, matching
 from lib.dynamic_detr.spec import EncoderSpec
+from lib.dynamic_detr.task import make_task
 
 flags.DEFINE_string("out", "workdirs/bench", "Output directory.")
 flags.DEFINE_integer("batch", 32, "(a) images per assignment batch.")
@@ -79,7 +79,7 @@ def _train_step(name: str):
     """(jitted step, its arguments) of the dense pre-training stage of config --variant."""
     config = dynamic_detr.get_config(FLAGS.variant)
     config.loss.matcher = name
-    task = train.make_task(config, EncoderSpec(), lr=config.optim.lr, steps=1000)
+    task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=1000)
     state = task.init_state(jax.random.key(0))
     batch = task.batch_fn(0, np.arange(task.global_batch_size))
     return jax.jit(task.train_step), (state, batch, jax.random.key(1)), config

@@ -30,7 +30,6 @@ import tempfile
 import time
 
 import jax
-import jax.numpy as jnp
 from absl import app, flags
 
 from configs.dynamic_detr import dynamic_detr
@@ -44,17 +43,12 @@ FLAGS = flags.FLAGS
 
 
 def _tasks(config):
-    """{stage name: fine-tune Task} as `train.py` builds them, from zero parameters."""
-    from experiments.dynamic_detr import train
-    det = train.detector(config)
-    size = config.data.image_size
-    params = jax.tree.map(jnp.zeros_like, jax.eval_shape(
-        det.init, jax.random.key(0), jnp.zeros((1, size, size, 3))))
-    vs = train.variants(config)
+    """{stage name: fine-tune Task} as the experiment builds them, from zero parameters."""
+    from lib.dynamic_detr import task as detr_task
+    params = detr_task.zero_params(config)
+    vs = detr_task.variants(config)
     vs = vs[:FLAGS.stages] if FLAGS.stages else vs
-    return {v.name: train.make_task(config, v.spec, init_params=params,
-                                    teacher=params if v.cd else None, lr=config.optim.finetune_lr,
-                                    steps=config.sparse.finetune_steps) for v in vs}
+    return {v.name: detr_task.finetune_task(config, v, params) for v in vs}
 
 
 def child(mode: str, cache_dir: str) -> dict:

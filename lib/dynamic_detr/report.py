@@ -1,4 +1,5 @@
-"""Targets, markdown tables and the AP-vs-FLOPs plot of a dynamic_detr run."""
+"""Targets, markdown tables, the results-tool `render` and the AP-vs-FLOPs plot of a
+dynamic_detr run."""
 from __future__ import annotations
 
 from lib.common import plotting
@@ -175,3 +176,33 @@ def seed_table(runs: list[tuple[str, dict]]) -> str:
             lines.append(f"- {r['ablation']} costs AP: {k} of {m} runs "
                          f"(mean AP difference ablation − full {d:+.3f})")
     return "\n".join(lines)
+
+
+def render(results: dict, config: dict, seed_runs: list[tuple[str, dict]] = ()) -> str:
+    """The README block of a run: tables, targets and the machine line; with `seed_runs`
+    (label, results.json of repeats of the same config) the AP across runs is appended."""
+    # the targets are re-derived from the rows with the run's configured budgets and
+    # ablations, so that an incomplete run lists what was not measured
+    sparse = config["sparse"]
+    results = {**results, "targets": targets(results["rows"], tuple(sparse["budgets"]),
+                                             tuple(sparse["ablations"]))}
+    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
+            f"in {results['wall_s'] / 60:.1f} min (a device shared with other jobs).")
+    if seed_runs:
+        runs = [(f"seed {config['train']['seed']}", results), *seed_runs]
+        text += "\n\nAP across runs:\n\n" + seed_table(runs)
+    return text
+
+
+def summary(config, rows: list[dict], names: list[str], pretrained: dict, tokens: int,
+            stages: dict, machine: str, wall_s: float) -> dict:
+    """results.json of a run that has measured `rows` of the variants `names` (run order)."""
+    from lib.common import config as config_lib
+    return {"rows": rows, "pretrained_dense": pretrained, "tokens": tokens,
+            "complete": len(rows) == len(names), "missing": names[len(rows):],
+            "targets": targets(rows, tuple(config.sparse.budgets), tuple(config.sparse.ablations)),
+            "stages": stages,
+            "budget": {**config_lib.to_json_dict(config)["run"],
+                       "stopped_by_budget": sorted(k for k, v in stages.items()
+                                                   if v["stopped_by_budget"])},
+            "machine": machine, "wall_s": wall_s}
