@@ -11,14 +11,7 @@ the training budget, and with `--readme` replaces the text between
 from __future__ import annotations
 
 from lib.common.report import results_tool
-from lib.gmflow.report import markdown
-
-
-def render(results: dict, config: dict) -> str:
-    return (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
-            f"{results['budget']['train_steps_per_model']} training steps per model; measured on "
-            f"{results['machine']} (shared with other jobs) in {results['wall_s']:.0f} s.")
-
+from lib.gmflow.report import render
 
 if __name__ == "__main__":
     results_tool("gmflow", render)

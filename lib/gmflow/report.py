@@ -1,4 +1,4 @@
-"""Targets and markdown tables from a GMFlow run's results.json (experiments/gmflow/train.py).
+"""Targets, markdown tables and the README block (`render`) from a GMFlow run's results.json.
 
 Targets (issue 5):
   toy:    on the checkerboard, GMFlow K = 64 at 4 steps reaches SWD ≤ flow matching at 32
@@ -235,3 +235,10 @@ def markdown(results: dict) -> str:
     if "digits" in results:
         out.append(digits_table(results["digits"]))
     return "\n\n".join(out)
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/gmflow_results.py: `markdown` plus the budget and machine."""
+    return (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
+            f"{results['budget']['train_steps_per_model']} training steps per model; measured on "
+            f"{results['machine']} (shared with other jobs) in {results['wall_s']:.0f} s.")
