@@ -10,17 +10,8 @@ targets, and with `--readme` replaces the text between `<!-- results:TAG:begin -
 """
 from __future__ import annotations
 
-import json
-
 from lib.common.report import results_tool
-from lib.spurious_ridge.report import tables
-
-
-def render(results: dict, config: dict) -> str:
-    return (f"{tables(results)}\n\nTargets: `{json.dumps(results['targets'])}`\n\n"
-            f"Config `{config['tag']}`; measured on {results['machine']} in "
-            f"{results['wall_s']:.0f} s.")
-
+from lib.spurious_ridge.report import render
 
 if __name__ == "__main__":
     results_tool("spurious_ridge", render)

@@ -1,5 +1,7 @@
-"""Markdown tables from a run's results.json (written by experiments/spurious_ridge/train.py)."""
+"""Targets, markdown tables and the README block (`render`) of a spurious-ridge results.json."""
 from __future__ import annotations
+
+import json
 
 from lib.common import report
 
@@ -95,3 +97,25 @@ def tables(results: dict) -> str:
         parts.append("### Coloured digits\n\n" + digits_table(results))
     return "\n\n".join(parts)
 
+
+def targets(results: dict) -> dict:
+    """The issue's targets, met or missed, from the parts that ran."""
+    out = {}
+    if "gaussian" in results:
+        s = results["gaussian"]["settings"]
+        out["de_within_tolerance"] = {k: v["target_met"] for k, v in s.items()}
+        out["de_target_applies"] = {k: v["target_applies"] for k, v in s.items()}
+        out["tradeoff_visible_theory"] = {
+            k: v["tradeoff_theory"]["spurious_increasing_at_opt"] for k, v in s.items()}
+        out["tradeoff_visible_sim"] = {
+            k: v["tradeoff_sim"]["spurious_increasing_at_opt"] for k, v in s.items()}
+    if "digits" in results:
+        out["tradeoff_visible_digits"] = results["digits"]["tradeoff_sim"]["spurious_increasing_at_opt"]
+    return out
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/spurious_ridge_results.py: tables, targets, config, machine."""
+    return (f"{tables(results)}\n\nTargets: `{json.dumps(results['targets'])}`\n\n"
+            f"Config `{config['tag']}`; measured on {results['machine']} in "
+            f"{results['wall_s']:.0f} s.")
