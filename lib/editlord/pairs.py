@@ -29,6 +29,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 
+from lib.common import workdir as wd
 from lib.data import humaneval
 from lib.editlord import library
 
@@ -168,8 +169,14 @@ def build_pairs(problems: Sequence[humaneval.Problem], *, max_rules: int = 2,
 
 
 def save_pairs(path: str, pairs: Sequence[Pair]) -> None:
-    with open(path, "w") as f:
-        f.writelines(json.dumps(p.to_json()) + "\n" for p in pairs)
+    """JSON lines, one pair each, written atomically (a crash leaves no half file)."""
+    wd.write_text_atomic(path, "".join(json.dumps(p.to_json()) + "\n" for p in pairs))
+
+
+def load_pairs(path: str) -> list[Pair]:
+    """The pairs `save_pairs` wrote to `path`."""
+    with open(path) as f:
+        return [Pair.from_json(json.loads(line)) for line in f if line.strip()]
 
 
 def load_user_pairs(path: str, *, strict: bool = False) -> tuple[list[Pair], Counter]:

@@ -1,4 +1,5 @@
-"""Tables, targets and plots of an EditLord run (results.json -> markdown / png)."""
+"""Targets, tables, the README block (`render`) and plots of an EditLord run
+(results.json -> markdown / png)."""
 from __future__ import annotations
 
 import os
@@ -155,6 +156,22 @@ def tables(r: dict) -> str:
         for k, v in tg.items():
             lines.append(f"| {k} | {'MET' if v['met'] else 'MISSED'} | {v['detail']} |")
     return "\n".join(lines)
+
+
+def render(results: dict, config: dict) -> str:
+    """The tables with the config tag, machine line and wall time (the README's block);
+    fills in `editor_format` (older results lack it) and `targets` (a pure function of
+    the results) in `results`."""
+    results.setdefault("editor_format", config["editor"].get("target_format", "code"))
+    results["targets"] = targets(results)
+    stages = ", ".join(f"{k} {v / 60:.1f}" for k, v in results.get("stage_s", {}).items())
+    resumed = [f"{v} from step {e['train']['resumed_from']}"
+               for v, e in results.get("editors", {}).items() if e["train"].get("resumed_from")]
+    note = (f"; this invocation resumed {', '.join(resumed)} (trained editors and cached "
+            "replies are reused, so its time excludes their training)" if resumed else "")
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']}; "
+            f"the last invocation took {results['wall_s'] / 60:.1f} min (stages, min: {stages}"
+            f"{note}; shared machine, several jobs at once).")
 
 
 def _per_perturbation(r: dict) -> list[str]:

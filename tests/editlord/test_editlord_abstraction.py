@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from experiments.editlord import train
+from lib.editlord import evaluation
 from lib.data import humaneval
 from lib.editlord import abstraction as A
 from lib.editlord import corpus, edit_script, library, pairs, perturb
@@ -173,12 +173,12 @@ def test_score_edit_concretises_the_abstract_reply():
     def grader(p, code):
         seen.append(code)
         return code == tgt, ""
-    row = train.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v1 += v2\n[/EDIT SCRIPT]",
+    row = evaluation.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v1 += v2\n[/EDIT SCRIPT]",
                            grader, a, "edit_script", m)
     assert row["success"] and row["exact"] and row["invented"] == 0 and seen == [tgt]
-    row = train.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v7 += v2\n[/EDIT SCRIPT]",
+    row = evaluation.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v7 += v2\n[/EDIT SCRIPT]",
                            grader, a, "edit_script", m)
     assert row["parsed"] and not row["correct"] and row["invented"] == 1
-    row = train.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v1 +=\n[/EDIT SCRIPT]",
+    row = evaluation.score_edit(pair, "[EDIT SCRIPT]\n@@ 4,1\n+         v1 +=\n[/EDIT SCRIPT]",
                            grader, a, "edit_script", m)
     assert row["failure"] == "syntax" and len(seen) == 2

@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from experiments.editlord import train
+from lib.editlord import evaluation
 from lib.data import humaneval
 from lib.editlord import edit_script, editor, library, pairs
 from lib.editlord.pairs import Pair
@@ -91,7 +91,7 @@ def test_failures_are_counted_not_repaired():
     def grader(pair, code):
         grades.append(code)
         return code == TGT, ""
-    ok = train.score_edit(PAIR, "[EDIT SCRIPT]\n@@ 4,1\n+         t += x\n[/EDIT SCRIPT]",
+    ok = evaluation.score_edit(PAIR, "[EDIT SCRIPT]\n@@ 4,1\n+         t += x\n[/EDIT SCRIPT]",
                           grader, fmt="edit_script")
     assert ok["correct"] and ok["success"] and ok["exact"] and ok["failure"] == ""
     cases = {"[EDIT SCRIPT]\n@@ 4,1\n+         t += x\n": "no_script",           # cut off
@@ -99,15 +99,15 @@ def test_failures_are_counted_not_repaired():
              "[EDIT SCRIPT]\n@@ 4,1\n        t += x\n[/EDIT SCRIPT]": "bad_line",
              "[EDIT SCRIPT]\n@@ 4,1\n+ t += x\n[/EDIT SCRIPT]": "syntax"}   # bad indentation
     for reply, reason in cases.items():
-        row = train.score_edit(PAIR, reply, grader, fmt="edit_script")
+        row = evaluation.score_edit(PAIR, reply, grader, fmt="edit_script")
         assert row["failure"] == reason and not row["parsed"] and row["fixed"] == 0.0
     assert grades == [TGT]                                       # failures never reach the tests
     # the script is applied to the input it answers (here a perturbed, renamed source)
     renamed = "def f(xs):\n    acc = 0\n    for x in xs:\n        acc = acc + x\n    return acc"
-    row = train.score_edit(PAIR, "[EDIT SCRIPT]\n@@ 4,1\n+         acc += x\n[/EDIT SCRIPT]",
+    row = evaluation.score_edit(PAIR, "[EDIT SCRIPT]\n@@ 4,1\n+         acc += x\n[/EDIT SCRIPT]",
                            grader, source=renamed, fmt="edit_script")
     assert row["parsed"] and grades[-1] == renamed.replace("acc = acc + x", "acc += x")
-    s = train.summarise([ok, row])
+    s = evaluation.summarise([ok, row])
     assert s["n"] == 2 and s["parsed"] == 1.0
 
 

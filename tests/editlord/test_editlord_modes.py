@@ -164,7 +164,7 @@ def test_perturbation_details():
 
 
 def test_rule_prediction_counts_generated_rule_lines():
-    from experiments.editlord.train import rule_prediction
+    from lib.editlord.evaluation import rule_prediction
     ps = [Pair("a", "", "", "x", "y", ()), Pair("b", "", "", "x", "y", ())]
     replies = [editor.rules_text([rulebook.Rule("r1", ()), rulebook.Rule("r2", ())]) + "\n[EDITED CODE]\n",
                "[EDITED CODE]\nx\n[/EDITED CODE]"]
