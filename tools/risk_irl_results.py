@@ -9,18 +9,8 @@ tables (the same as `<workdir>/results.md`) with the targets and the machine lin
 """
 from __future__ import annotations
 
-import json
-
 from lib.common.report import results_tool
-from lib.risk_irl.report import tables
-
-
-def render(results: dict, config: dict) -> str:
-    walls = ", ".join(f"{k} {v:.0f} s" for k, v in results["parts_wall_s"].items())
-    return (f"{tables(results)}\n\nTargets: `{json.dumps(results['targets'])}`\n\n"
-            f"Config `{config['tag']}`; measured on {results['machine']}; parts took {walls} "
-            "(wall clock on a shared, heavily loaded machine).")
-
+from lib.risk_irl.report import render
 
 if __name__ == "__main__":
     results_tool("risk_irl", render, default_workdir="workdirs/risk_irl_quick_humans")

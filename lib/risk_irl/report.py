@@ -1,5 +1,10 @@
-"""Markdown tables of a risk-IRL run's results.json (the README's measured tables)."""
+"""The risk-IRL targets and the markdown tables of a run's results.json (the README's measured
+tables); `render` is what tools/risk_irl_results.py prints and splices."""
 from __future__ import annotations
+
+import json
+
+import numpy as np
 
 from lib.common import report
 from lib.risk_irl.utilities import FAMILIES
@@ -149,3 +154,58 @@ def tables(results: dict) -> str:
     if "multi_env" in results:
         parts.append("### Several environments\n\n" + multi_env_table(results))
     return "\n\n".join(parts)
+
+
+def targets(results: dict, config) -> dict:
+    """The issue's targets from the parts that ran: C falls to ≤ 1/3 of its start on every
+    setting, at a rate not growing with |S|; more environments shrink the compatible set."""
+    out = {}
+    if "investment" in results:
+        inv = results["investment"]
+        j = inv["step_sizes"].index(inv["target_step_size"])
+        rows = {}
+        for expert in inv["expert_order"]:
+            e = inv["experts"][expert]
+            for i, f in enumerate(inv["inits"]):
+                c0, tau = e["sgd"]["c0"][i][j], e["caty_true_noisy"]["threshold"]
+                if c0 > tau:                      # a start that is not already compatible
+                    rows[f"{expert}<-{f}"] = e["sgd"]["ratio"][i][j] <= 1 / 3
+        out["investment_third"] = rows
+    if "participants" in results:
+        p = results["participants"]
+        j = p["step_sizes"].index(p["target_step_size"])
+        out["participant_third"] = {f: p["sgd"]["ratio"][i][j] <= 1 / 3
+                                    for i, f in enumerate(p["inits"])}
+        out["num_non_markovian"] = p["num_non_markovian"]
+    if "random" in results:
+        sz = dict(by_number(results["random"]["sizes"]))
+        out["random_third"] = {k: v["ratio"] <= 1 / 3 for k, v in sz.items()}
+        iters = [v["iters_to_third"] for v in sz.values()]
+        first = iters[0]
+        out["random_iters_to_third"] = {k: v["iters_to_third"] for k, v in sz.items()}
+        out["random_rate_not_growing"] = bool(
+            all(i is not None for i in iters)
+            and all(i <= first + results["random"]["eval_every"] for i in iters[1:]))
+    if "multi_env" in results:
+        me = results["multi_env"]
+        out["multi_env_third"] = {k: v["ratio"] <= 1 / 3 for k, v in by_number(me["runs"])}
+        keys = [k for k, _ in by_number(me["set"])]
+        lo, hi = me["set"][keys[0]]["by_tolerance"][0], me["set"][keys[-1]]["by_tolerance"][0]
+        out["compatible_set_shrinks"] = bool(
+            hi["fraction"] + 2 * np.hypot(hi["fraction_se"], lo["fraction_se"]) < lo["fraction"])
+    flat = []
+    for v in out.values():
+        if isinstance(v, dict):
+            flat += [bool(x) for x in v.values() if isinstance(x, (bool, np.bool_))]
+        elif isinstance(v, (bool, np.bool_)):
+            flat.append(bool(v))
+    out["all_met"] = bool(all(flat))
+    return out
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block: the tables, the targets, the config tag, machine and part times."""
+    walls = ", ".join(f"{k} {v:.0f} s" for k, v in results["parts_wall_s"].items())
+    return (f"{tables(results)}\n\nTargets: `{json.dumps(results['targets'])}`\n\n"
+            f"Config `{config['tag']}`; measured on {results['machine']}; parts took {walls} "
+            "(wall clock on a shared, heavily loaded machine).")
