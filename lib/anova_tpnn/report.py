@@ -1,5 +1,5 @@
 """Targets, markdown tables and component plots of an ANOVA-TPNN run (results.json layout:
-results["datasets"][name]["modes"][mode][model] = summary from experiments/anova_tpnn/train.py).
+results["datasets"][name]["modes"][mode][model] = summary from lib/anova_tpnn/runs.py).
 The tables' "selected step" is the mean over replicas of the step whose params were kept
 (best validation loss); "—" for the EBM (its own early stopping) or without validation.
 
@@ -122,6 +122,62 @@ def tables(results: dict) -> str:
         lines.append(f"| {label} | {'MET' if t[key]['all_met'] else 'MISSED'} | "
                      f"{'; '.join(detail)} |")
     return "\n".join(lines)
+
+
+def merge(runs: list[tuple[str, dict, dict]]) -> tuple[dict, dict]:
+    """(results, config) over runs given as (workdir, results, config) of the same variant
+    on other data sets, models or replica modes; the targets are recomputed over all of
+    them. ValueError for configs differing beyond datasets/models/replica modes, or for a
+    model whose metric differs between runs."""
+    results, config = {"datasets": {}}, None
+    walls, machines, complete = [], [], []
+    first = runs[0][0]
+    for w, r, c in runs:
+        rest = {k: v for k, v in c.items() if k not in ("datasets", "models")}
+        rest["replicas"] = {k: v for k, v in rest["replicas"].items() if k != "modes"}
+        if config is not None and rest != config:
+            raise ValueError(f"{w}: config differs from {first} beyond datasets/models/"
+                             "replica modes")
+        config = rest
+        for name, entry in r["datasets"].items():
+            if name not in results["datasets"]:
+                results["datasets"][name] = entry
+                continue
+            for mode, models in entry["modes"].items():       # same set, other models
+                have = results["datasets"][name]["modes"].setdefault(mode, {})
+                for model, summary in models.items():
+                    if model in have and have[model]["metric"] != summary["metric"]:
+                        raise ValueError(f"{name}/{mode}/{model} differs between workdirs")
+                    have[model] = summary
+        walls.append(r["wall_s"])
+        complete.append(r.get("complete", True))
+        machines.append(r["machine"])
+    results["targets"] = targets(results)
+    results["complete"] = all(complete)
+    results["machine"] = machines[0]
+    results["wall_s"] = max(walls)
+    results["wall_s_per_workdir"] = walls
+    return results, config
+
+
+def render(results: dict, config: dict, more: tuple = ()) -> str:
+    """The README block of a run (merged with `more` runs, (workdir, results, config) each):
+    a partial-run note, the tables, the config tag, selection, machine and wall times."""
+    results, config = merge([("--workdir", results, config), *more])
+    num = 1 + len(more)
+    walls = ", ".join(f"{w / 60:.0f}" for w in results["wall_s_per_workdir"])
+    partial = ("" if results["complete"] else
+               "**Partial run**: the workdir's results.json says data sets of the config are "
+               "still to come; only the data sets in the tables below were run.\n\n")
+    ebm = (f"on, seeds only, {config['ebm']['num_replicas']} replicas"
+           if config["ebm"]["enabled"] else "off")
+    select = (f"each replica's params selected at its best validation loss, checked every "
+              f"{config['eval']['val_every']} steps"
+              if config["data"].get("val_fraction", 0) > 0 else "no validation split: last step")
+    return (f"{partial}{tables(results)}\n\nConfig `{config['tag']}` (EBM {ebm}; "
+            f"{select}); measured on "
+            f"{results['machine']}; wall time per process {walls} min ({num} "
+            f"process{'es' if num > 1 else ''}, shared machine).")
 
 
 def component_plot(path: str, ds, comps_by_model: dict, names: list, num: int) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from experiments.anova_tpnn import train
-from lib.anova_tpnn import baselines, data as data_lib
+from lib.anova_tpnn import baselines, data as data_lib, task as task_lib
 from lib.anova_tpnn.model import stack_components
 from lib.common import config as config_lib, train_loop, workdir as wd
 from lib.common import mesh as mesh_lib
@@ -79,7 +79,7 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, config.seed + 101)
     run_dir = str(tmp_path / "runs" / "synth_reg" / "resample" / "tpnn")
     model = baselines.build("tpnn", 8, config.model)
-    task = train.make_task(model, "tpnn", ds, weights, config, 64, 0)
+    task = task_lib.make_task(model, "tpnn", ds, weights, config, 64, 0)
     state, step = train_loop.restore_trained(task, run_dir, seed=config.train.seed + 1)
     assert step == 30
     frozen = np.load(os.path.join(run_dir, "frozen_constants.npz"))
@@ -90,7 +90,7 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
                                   np.asarray(state["best_step"]))
     components = fast_jit(functools.partial(model.apply, method=model.components))
     for r in range(3):
-        params = jax.tree.map(lambda a: a[r], train.selected_params(state))
+        params = jax.tree.map(lambda a: a[r], task_lib.selected_params(state))
         comps = components(params, ds.x_train, {o: c[r] for o, c in consts.items()})
         keep = weights[:, r] > 0
         np.testing.assert_allclose(np.mean(np.asarray(comps[1])[keep], axis=0), 0.0,
@@ -106,7 +106,7 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     ds = data_lib.load("diabetes", config.data, config.seed)
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, 1)
     model = baselines.build("tpnn", ds.num_features, config.model)
-    task = train.make_task(model, "tpnn", ds, weights, config, 64, 0)
+    task = task_lib.make_task(model, "tpnn", ds, weights, config, 64, 0)
     state = fast_jit(task.init_state)(jax.random.key(0))
     step = fast_jit(task.train_step)
 
@@ -133,11 +133,11 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     for r in range(3):
         jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a)[r], b),
                      state["best_params"], best[r][2])
-    assert train.selected_params(state) is state["best_params"]
+    assert task_lib.selected_params(state) is state["best_params"]
     no_val = dataclasses.replace(ds, x_val=ds.x_val[:0], y_val=ds.y_val[:0])
-    state = fast_jit(train.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
+    state = fast_jit(task_lib.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
         jax.random.key(0))
-    assert "best_params" not in state and train.selected_params(state) is state["params"]
+    assert "best_params" not in state and task_lib.selected_params(state) is state["params"]
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])

@@ -63,3 +63,42 @@ def test_tables_state_met_and_missed():
     assert "| mlp | 0.7000 ± 0.0100 | — |" in text
     assert "n_train = 10, n_val = 2, n_test = 3" in text
     assert "main effects only" not in text          # secondary rows only when measured
+
+
+def _config(tag="quick"):
+    return {"tag": tag, "datasets": ["synth_reg"], "models": ["tpnn"], "seed": 0,
+            "replicas": {"num": 3, "modes": ["seed"]}, "ebm": {"enabled": False, "num_replicas": 2},
+            "eval": {"val_every": 50}, "data": {"val_fraction": 0.1}}
+
+
+def _run(names, wall):
+    full = _results()
+    return {"datasets": {n: full["datasets"][n] for n in names}, "wall_s": wall,
+            "machine": "test machine", "complete": True}
+
+
+def test_render_of_one_run_is_the_tables_and_the_run_line():
+    results = dict(_run(["synth_reg", "breast_cancer"], 125.0), complete=False)
+    expected_tables = report.tables(dict(results, targets=report.targets(results)))
+    assert report.render(results, _config()) == (
+        "**Partial run**: the workdir's results.json says data sets of the config are still to "
+        "come; only the data sets in the tables below were run.\n\n" + expected_tables +
+        "\n\nConfig `quick` (EBM off; each replica's params selected at its best validation "
+        "loss, checked every 50 steps); measured on test machine; wall time per process 2 min "
+        "(1 process, shared machine).")
+
+
+def test_merging_two_workdirs_equals_the_run_of_both_and_refuses_conflicts():
+    whole = report.targets(_results())
+    more = ("w2", _run(["breast_cancer"], 300.0), _config())
+    merged, _ = report.merge([("w1", _run(["synth_reg"], 60.0), _config()), more])
+    assert merged["targets"] == whole and merged["wall_s_per_workdir"] == [60.0, 300.0]
+    assert report.render(_run(["synth_reg"], 60.0), _config(), (more,)).endswith(
+        "wall time per process 1, 5 min (2 processes, shared machine).")
+    with pytest.raises(ValueError, match="w2: config differs"):
+        report.merge([("w1", _run(["synth_reg"], 1.0), _config()),
+                      ("w2", _run(["breast_cancer"], 1.0), {**_config(), "seed": 1})])
+    clash = _run(["synth_reg"], 1.0)
+    clash["datasets"]["synth_reg"]["modes"]["seed"]["tpnn"] = _model(0.1, 0.1)
+    with pytest.raises(ValueError, match="synth_reg/seed/tpnn differs between workdirs"):
+        report.merge([("w1", _run(["synth_reg"], 1.0), _config()), ("w2", clash, _config())])

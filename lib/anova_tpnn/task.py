@@ -1,0 +1,135 @@
+"""The vmapped-replica training task of ANOVA-TPNN and its baselines (`make_task`), with
+best-on-validation selection inside the train state."""
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from lib.anova_tpnn import baselines, data as data_lib
+from lib.anova_tpnn.model import output_from_components, penalty
+from lib.common import train_loop
+
+
+def effective_batch(batch_size: int, n_train: int, data_shards: int) -> int:
+    """min(batch_size, n_train), rounded down to a multiple of the data-axis size."""
+    b = min(batch_size, n_train)
+    b -= b % data_shards
+    if b < data_shards:
+        raise ValueError(f"training set of {n_train} rows is too small for {data_shards} "
+                         "data shards")
+    return b
+
+
+def pointwise_loss(out: jax.Array, y: jax.Array, classification: bool) -> jax.Array:
+    """Per-row loss: BCE-with-logits (classification) or squared error, same shape as y."""
+    return optax.sigmoid_binary_cross_entropy(out, y) if classification else (out - y) ** 2
+
+
+def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, config,
+              batch: int, seed: int) -> train_loop.Task:
+    """A `train_loop.Task` training R = weights.shape[1] replicas of `model` at once.
+
+    State: {"params", "opt_state"} stacked over replicas (leading axis R), "step"; with a
+    validation split (ds.x_val non-empty) also "best_params" (R-stacked like params),
+    "best_val" (R,) and "best_step" (R,), the best-on-validation selection.
+    Batch (rows × ...): x (B, p), y (B,), w (B, R) — every replica sees the same rows,
+    weighted by its own resample weights (all ones in "seed" mode).
+    Loss per replica: weighted MSE (regression) or BCE-with-logits (classification),
+    plus optim.output_penalty · mean Σ_S f_S² for component models.
+
+    Selection: after every `eval.val_every`-th update and after the last one, each
+    replica's validation loss (mean MSE / BCE on ds.x_val) is computed with the model as
+    it will be evaluated — ANOVA-TPNN's constants on the replica's whole weighted
+    training sample, not on a minibatch — and a replica whose loss is below its best so
+    far gets its params copied into best_params. Everything is inside the jitted step, so
+    it is checkpointed with the state and a resumed run selects exactly what an
+    uninterrupted run does. The test split is never used.
+    """
+    o = config.optim
+    opt = optax.adam(o.lr[name], b1=o.b1, b2=o.b2)
+    x_tr, y_tr = ds.x_train, ds.y_train
+    x_init = np.sort(x_tr, axis=0)      # data-aware init reads sorted columns
+    has_comps = baselines.HAS_COMPONENTS[name]
+    classification = ds.task == "classification"
+    replicas = weights.shape[1]
+    select = len(ds.x_val) > 0
+    every, last = config.eval.val_every, config.train.num_steps
+
+    def init_one(key):
+        params = baselines.init_params(model, key, x_init)
+        return params, opt.init(params)
+
+    def init_state(key):
+        params, opt_state = jax.vmap(init_one)(jax.random.split(key, replicas))
+        state = {"params": params, "opt_state": opt_state, "step": jnp.int32(0)}
+        if select:
+            state.update(best_params=jax.tree.map(jnp.copy, params),
+                         best_val=jnp.full((replicas,), jnp.inf, jnp.float32),
+                         best_step=jnp.zeros((replicas,), jnp.int32))
+        return state
+
+    def loss_one(params, x, y, w):
+        consts = model.apply(params, x, w, method=model.constants)
+        if has_comps:
+            comps = model.apply(params, x, consts, method=model.components)
+            out = output_from_components(comps)
+            reg = o.output_penalty * penalty(comps) if o.output_penalty > 0 else 0.0
+        else:
+            out, reg = model.apply(params, x, consts), 0.0
+        per_row = pointwise_loss(out, y, classification)
+        return jnp.sum(w * per_row) / jnp.maximum(jnp.sum(w), 1.0) + reg
+
+    def val_loss_one(params, w):
+        consts = model.apply(params, jnp.asarray(x_tr), w, method=model.constants)
+        out = model.apply(params, jnp.asarray(ds.x_val), consts)
+        return jnp.mean(pointwise_loss(out, jnp.asarray(ds.y_val), classification))
+
+    def update_best(state, params):
+        def check(_):
+            val = jax.vmap(val_loss_one, in_axes=(0, 1))(params, jnp.asarray(weights))
+            better = val < state["best_val"]                  # NaN never wins
+
+            def pick(new, old):
+                return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+
+            return (jax.tree.map(pick, params, state["best_params"]),
+                    jnp.where(better, val, state["best_val"]),
+                    jnp.where(better, state["step"] + 1, state["best_step"]))
+
+        def keep(_):
+            return state["best_params"], state["best_val"], state["best_step"]
+
+        step = state["step"] + 1
+        best = jax.lax.cond((step % every == 0) | (step == last), check, keep, None)
+        return dict(zip(("best_params", "best_val", "best_step"), best))
+
+    def train_step(state, batch_, key):
+        del key
+
+        def one(params, opt_state, w):
+            loss, grads = jax.value_and_grad(loss_one)(params, batch_["x"], batch_["y"], w)
+            updates, opt_state = opt.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, loss
+
+        params, opt_state, loss = jax.vmap(one, in_axes=(0, 0, 1))(
+            state["params"], state["opt_state"], batch_["w"])
+        new = {"params": params, "opt_state": opt_state, "step": state["step"] + 1}
+        if select:
+            new.update(update_best(state, params))
+        return new, {"loss": jnp.mean(loss), "loss_max": jnp.max(loss)}
+
+    def batch_fn(step, rows):
+        idx = np.random.default_rng([seed, step]).choice(len(x_tr), batch, replace=False)
+        return {"x": x_tr[idx][rows], "y": y_tr[idx][rows], "w": weights[idx][rows]}
+
+    return train_loop.Task(init_state, train_step, batch_fn, batch)
+
+
+def selected_params(state: dict) -> Any:
+    """The params every evaluation uses: each replica's best-on-validation params when the
+    run had a validation split, else the last step's."""
+    return state["best_params"] if "best_params" in state else state["params"]
