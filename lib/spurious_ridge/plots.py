@@ -11,23 +11,19 @@ from lib.spurious_ridge import theory
 
 def gaussian_setting(plot_dir: str, name: str, g, out: dict, lams, dense, de_dense) -> None:
     """gaussian_<name>_C.png and gaussian_<name>_L.png: theory curves, simulated points."""
-    c, c_se, cc, cc_se = out["C_sim"], out["C_sim_se"], out["C_cond"], out["C_cond_se"]
-    l, l_se, lc, lc_se = out["L_sim"], out["L_sim_se"], out["L_cond"], out["L_cond_se"]
     t = out["tradeoff_theory"]
     marks = {"λ_L* (theory)": t["lambda_loss_opt"], "max C (theory)": t["lambda_spurious_peak"]}
     title = f"{name}: {out['description']}, d = {g.d}"
-    plotting.curves_and_points(
-        os.path.join(plot_dir, f"gaussian_{name}_C.png"),
-        curves={"C^Σ(λ) (deterministic equivalent)": (dense, de_dense.spurious)},
-        points={f"ridge, mean ± 2 s.e. ({g.num_seeds} sets)": (lams, c, 2 * c_se),
-                "ridge, label-noise averaged": (lams, cc, 2 * cc_se)},
-        xlabel="λ", ylabel="spurious correlation C", title=title, vlines=marks)
-    plotting.curves_and_points(
-        os.path.join(plot_dir, f"gaussian_{name}_L.png"),
-        curves={"L^Σ(λ) (deterministic equivalent)": (dense, de_dense.loss)},
-        points={f"ridge, mean ± 2 s.e. ({g.num_seeds} sets)": (lams, l, 2 * l_se),
-                "ridge, label-noise averaged": (lams, lc, 2 * lc_se)},
-        xlabel="λ", ylabel="test loss L", title=title, vlines=marks)
+    for key, curve, ylabel in (("C", de_dense.spurious, "spurious correlation C"),
+                               ("L", de_dense.loss, "test loss L")):
+        plotting.curves_and_points(
+            os.path.join(plot_dir, f"gaussian_{name}_{key}.png"),
+            curves={f"{key}^Σ(λ) (deterministic equivalent)": (dense, curve)},
+            points={f"ridge, mean ± 2 s.e. ({g.num_seeds} sets)":
+                        (lams, out[f"{key}_sim"], 2 * out[f"{key}_sim_se"]),
+                    "ridge, label-noise averaged":
+                        (lams, out[f"{key}_cond"], 2 * out[f"{key}_cond_se"])},
+            xlabel="λ", ylabel=ylabel, title=title, vlines=marks)
 
 
 def rf(plot_dir: str, r, design, out: dict, lam_tilde, k: int, j_grid, j_sweep, c, c_se, l,
