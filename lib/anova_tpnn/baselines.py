@@ -24,6 +24,7 @@ import numpy as np
 from lib.anova_tpnn import basis
 from lib.anova_tpnn.model import (ANOVATPNN, component_orders, init_from_data,
                                   output_from_components)
+from lib.nn import mlp as nn_mlp
 
 
 def _symmetric_uniform(key, shape, dtype=jnp.float32):
@@ -122,21 +123,17 @@ class NBM(nn.Module):
         return output_from_components(self.components(x, consts))
 
 
-class MLP(nn.Module):
-    """Plain ReLU MLP (prediction baseline; `components` is not defined)."""
-
-    num_features: int
-    hidden: Sequence[int] = (128, 64)
+class MLP(nn_mlp.MLP):
+    """`lib.nn.mlp.MLP` (ReLU, one output) with this module's model interface: x (n, p) ->
+    (n,), no constants (prediction baseline; `components` is not defined). Same params
+    (Dense_0 … Dense_k) and outputs as the plain ReLU stack it replaces."""
 
     def constants(self, x: jax.Array, weights: jax.Array | None = None) -> dict:
         return {}
 
     @nn.compact
     def __call__(self, x: jax.Array, consts: dict | None = None) -> jax.Array:
-        h = x
-        for width in self.hidden:
-            h = nn.relu(nn.Dense(width)(h))
-        return nn.Dense(1)(h)[:, 0]
+        return super().__call__(x)[:, 0]
 
 
 # ----------------------------------------------------------------------------- registry
@@ -154,7 +151,7 @@ def build(name: str, num_features: int, cfg) -> nn.Module:
     if name == "nbm":
         return NBM(num_features, cfg.max_order, tuple(cfg.nbm_hidden), cfg.nbm_bases)
     if name == "mlp":
-        return MLP(num_features, tuple(cfg.mlp_hidden))
+        return MLP(widths=tuple(cfg.mlp_hidden), out=1, activation="relu")
     raise ValueError(f"unknown model {name!r}; expected one of {MODEL_NAMES}")
 
 

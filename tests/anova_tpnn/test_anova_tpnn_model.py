@@ -2,6 +2,7 @@
 import functools
 import itertools
 
+import flax.linen
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -11,6 +12,7 @@ import pytest
 from lib.anova_tpnn import baselines
 from lib.anova_tpnn.model import (ANOVATPNN, component_names, init_from_data,
                                   output_from_components, stack_components)
+from lib.nn import mlp as nn_mlp
 from tests.fast_compile import fast_jit
 
 CFG = ml_collections.ConfigDict(dict(max_order=2, num_units=4, nam_hidden=(8, 4),
@@ -142,3 +144,31 @@ def test_mlp_has_no_components_and_unknown_model_is_an_error():
     assert not baselines.HAS_COMPONENTS["mlp"]
     with pytest.raises(ValueError, match="unknown model 'gam'"):
         baselines.build("gam", 3, CFG)
+
+
+class _PlainReLU(flax.linen.Module):
+    """The MLP baseline as it was before it became lib.nn.mlp.MLP (reference only)."""
+
+    hidden: tuple
+
+    @flax.linen.compact
+    def __call__(self, x, consts=None):
+        h = x
+        for width in self.hidden:
+            h = flax.linen.relu(flax.linen.Dense(width)(h))
+        return flax.linen.Dense(1)(h)[:, 0]
+
+
+def test_mlp_baseline_is_lib_nn_mlp_with_the_old_params_init_and_outputs():
+    cfg = ml_collections.ConfigDict(dict(CFG, mlp_hidden=(8, 5)))
+    model = baselines.build("mlp", 3, cfg)
+    assert isinstance(model, nn_mlp.MLP)
+    x = jnp.asarray(np.sort(_x(), axis=0))
+    params = fast_jit(functools.partial(baselines.init_params, model))(jax.random.key(3), x)
+    ref = _PlainReLU((8, 5))
+    old = fast_jit(ref.init)(jax.random.key(3), x[:2])                    # old checkpoints
+    assert jax.tree.structure(params) == jax.tree.structure(old)
+    jax.tree.map(np.testing.assert_array_equal, params, old)              # same init
+    np.testing.assert_array_equal(_apply(model, params, x), _apply(ref, params, x))
+    assert _apply(model, params, x).shape == (len(x),)
+    assert _apply(model, params, x, method=model.constants) == {}

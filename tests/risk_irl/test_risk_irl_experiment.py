@@ -85,3 +85,13 @@ def test_missing_participant_data_is_named_before_any_compute(tmp_path):
         train.train_and_evaluate(_config({**WITH_PEOPLE, "participants.data_dir": str(tmp_path)}),
                                  str(tmp_path / "never"))
     assert not os.path.exists(tmp_path / "never")
+
+
+def test_render_is_the_tables_the_targets_and_the_run_line(tiny_run):
+    workdir, _ = tiny_run
+    on_disk = json.load(open(os.path.join(workdir, "results.json")))
+    config = json.load(open(os.path.join(workdir, "config.json")))
+    text = report.render(on_disk, config)
+    tables = open(os.path.join(workdir, "results.md")).read().rstrip("\n")
+    assert text.startswith(f"{tables}\n\nTargets: `{json.dumps(on_disk['targets'])}`\n\n")
+    assert f"Config `{config['tag']}`; measured on {on_disk['machine']}; parts took " in text
