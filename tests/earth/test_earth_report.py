@@ -1,0 +1,60 @@
+"""EARTH's targets and tables from a hand-written results dict: met / missed / not-run flags,
+the margins, and the README block byte for byte."""
+from ml_collections import ConfigDict
+
+from lib.earth import report
+
+
+def _m(rmse):
+    return {"rmse": rmse, "mae": rmse / 2, "pcc": 0.5, "peak_mae": rmse * 3, "peak_time": 1.5,
+            "peak_value": 0.25}
+
+
+RESULTS = {"simulated": {"earth": {"test": {"1": _m(2.0), "3": _m(4.0)}},
+                         "no_eano": {"test": {"1": _m(2.5), "3": _m(3.5)}},
+                         "persistence": {"test": {"1": _m(3.0), "3": _m(5.0)}}},
+           "US-States": {"earth": {"test": {"1": _m(1.0), "3": _m(2.0)}},
+                         "gru": {"test": {"1": _m(1.5), "3": _m(2.5)}}}}
+CONFIG = ConfigDict({"data": {"horizons": (1, 3)}})
+
+
+def test_targets_flag_baselines_and_ablations_per_dataset():
+    t = report.targets(RESULTS, CONFIG)
+    sim = t["simulated"]
+    assert sim["beats_all_baselines"] and not sim["every_ablation_costs"]   # no_eano wins h=3
+    assert sim["vs"]["no_eano"]["margins"] == {"1": 0.5, "3": -0.5}
+    assert t["US-States"]["every_ablation_costs"] is None                    # none run there
+
+
+def test_render_is_the_readme_block_byte_for_byte():
+    out = {"results": RESULTS, "targets": report.targets(RESULTS, CONFIG), "horizons": [1, 3],
+           "complete": False, "num_steps": 5, "num_seeds": 2, "machine": "test machine",
+           "wall_s": 12.4, "datasets": {"simulated": {"steps": 50, "regions": 3},
+                                        "US-States": {"steps": 60, "regions": 4}}}
+    head = ("| model | RMSE h=1 | RMSE h=3 | MAE h=1 | MAE h=3 | PCC h=1 | PCC h=3 | "
+            "peak-MAE h=1 | peak-MAE h=3 | peak-time err (steps) | peak-value err |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|\n")
+    assert report.render(out, {"tag": "tiny"}) == (
+        "**simulated** (test split)\n\n" + head +
+        "| earth | **2** | 4 | 1 | 2 | 0.500 | 0.500 | 6 | 12 | 1.5 / 1.5 | 0.25 / 0.25 |\n"
+        "| no_eano | 2.5 | **3.5** | 1.25 | 1.75 | 0.500 | 0.500 | 7.5 | 10.5 | 1.5 / 1.5 | "
+        "0.25 / 0.25 |\n"
+        "| persistence | 3 | 5 | 1.5 | 2.5 | 0.500 | 0.500 | 9 | 15 | 1.5 / 1.5 | 0.25 / 0.25 |"
+        "\n\n**US-States** (test split)\n\n" + head +
+        "| earth | **1** | **2** | 0.5 | 1 | 0.500 | 0.500 | 3 | 6 | 1.5 / 1.5 | 0.25 / 0.25 |\n"
+        "| gru | 1.5 | 2.5 | 0.75 | 1.25 | 0.500 | 0.500 | 4.5 | 7.5 | 1.5 / 1.5 | 0.25 / 0.25 |"
+        "\n\nTargets:\n\n| dataset | EARTH beats every baseline in RMSE at every horizon | each "
+        "ablation costs accuracy | RMSE margins (other − EARTH; > 0 means EARTH better), per "
+        "horizon |\n|---|---|---|---|\n"
+        "| simulated | MET | MISSED | persistence: 1/1; no_eano: 0.5/-0.5 |\n"
+        "| US-States | MET | — | gru: 0.5/0.5 |\n\nReal benchmark files where EARTH beats every "
+        "baseline at every horizon: 1 of 1 run (US-States); target: at least 3 of 4.\n\n"
+        "Config `tiny` (5 steps, 2 seed(s) per horizon; run INCOMPLETE: datasets not listed did "
+        "not finish); measured on test machine in 12 s. Datasets: simulated (50 × 3), "
+        "US-States (60 × 4). Forecast plots: `plots/forecast_<dataset>_h<h>.png` in the workdir.")
+
+
+def test_results_markdown_bolds_the_best_rmse_per_dataset_and_horizon():
+    text = report.results_markdown(RESULTS, CONFIG)
+    assert text.endswith("| US-States | gru | 1.5 | 2.5 | 0.75 | 1.25 | 0.5 | 0.5 | 4.5 | 7.5 |\n")
+    assert "| simulated | no_eano | 2.5 | **3.5** |" in text
