@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import optax
 
 from lib.cl_similarity import losses as L
+from lib.common import optim
 
 Params = dict
 
@@ -67,16 +68,9 @@ def optimise(objective: Callable[[Params], jax.Array], params: Params, *, steps:
     if steps % record_every:
         raise ValueError(f"steps = {steps} must be a multiple of record_every = {record_every}")
     opt = optax.adam(optax.cosine_decay_schedule(lr, steps, alpha=1e-3))
-    grad = jax.value_and_grad(objective)
-
-    def step(carry, _):
-        p, s = carry
-        value, g = grad(p)
-        upd, s = opt.update(g, s, p)
-        return (optax.apply_updates(p, upd), s), value
 
     def chunk(carry, _):
-        carry, values = jax.lax.scan(step, carry, None, length=record_every)
+        carry, values = optim.descend(objective, *carry, opt, record_every)
         st = L.similarity_stats(carry[0]["u"], carry[0]["v"])
         return carry, (st.pos_mean, st.neg_mean, values[-1])
 

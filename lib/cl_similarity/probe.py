@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import optax
 
 from lib.cl_similarity.losses import normalize
+from lib.common import optim
 
 
 class ProbeResult(NamedTuple):
@@ -36,14 +37,7 @@ def fit_linear(features: jax.Array, labels: jax.Array, num_classes: int, *, step
         ce = -jnp.mean(jnp.sum(onehot * jax.nn.log_softmax(logits), axis=-1))
         return ce + 0.5 * weight_decay * jnp.sum(p["w"] ** 2)
 
-    def step(carry, _):
-        p, s = carry
-        g = jax.grad(loss_fn)(p)
-        upd, s = opt.update(g, s, p)
-        return (optax.apply_updates(p, upd), s), None
-
-    (params, _), _ = jax.lax.scan(step, (params, opt.init(params)), None, length=steps)
-    return params
+    return optim.minimize(loss_fn, params, opt, steps)[0]
 
 
 def accuracy(params: dict, features: jax.Array, labels: jax.Array) -> float:

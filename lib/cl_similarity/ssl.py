@@ -23,7 +23,7 @@ import optax
 
 from lib.cl_similarity import augment, losses, probe
 from lib.cl_similarity.encoder import SimCLRNet
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.data import images as images_lib
 
 
@@ -90,14 +90,12 @@ def peak_lr(spec: RunSpec) -> float:
 
 def make_optimizer(spec: RunSpec, num_steps: int, spe: int) -> optax.GradientTransformation:
     """SGD(momentum 0.9)+wd or AdamW; linear warm-up then cosine decay (as App. D)."""
-    warm = min(spec.warmup_epochs * spe, max(num_steps - 1, 0))
-    sched = optax.warmup_cosine_decay_schedule(0.0, peak_lr(spec), warm, num_steps)
-    if spec.optimizer == "sgd":
-        return optax.chain(optax.add_decayed_weights(spec.weight_decay),
-                           optax.sgd(sched, momentum=0.9))
-    if spec.optimizer == "adam":
-        return optax.adamw(sched, weight_decay=spec.weight_decay)
-    raise ValueError(f"optimizer must be 'sgd' or 'adam', got {spec.optimizer!r}")
+    names = {"sgd": "sgd", "adam": "adamw"}
+    if spec.optimizer not in names:
+        raise ValueError(f"optimizer must be 'sgd' or 'adam', got {spec.optimizer!r}")
+    return optim.make_optimizer(dict(name=names[spec.optimizer], lr=peak_lr(spec),
+                                     schedule="cosine", warmup=spec.warmup_epochs * spe,
+                                     weight_decay=spec.weight_decay, momentum=0.9), num_steps)
 
 
 def make_task(train_x: np.ndarray, spec: RunSpec, mesh) -> tuple[train_loop.Task, int]:
@@ -112,8 +110,7 @@ def make_task(train_x: np.ndarray, spec: RunSpec, mesh) -> tuple[train_loop.Task
     shape = train_x.shape[1:]
 
     def init_state(key):
-        params = net.init(key, jnp.zeros((1, *shape), jnp.float32))
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(net.init(key, jnp.zeros((1, *shape), jnp.float32)), opt)
 
     def train_step(state, batch, key):
         x1, x2 = augment.two_views(key, batch["images"], spec.augment)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from lib.common import optim
 from lib.fleg3d import scoring
 
 
@@ -138,13 +139,7 @@ def _fine_tune_fn(model: nn.Module, text: jnp.ndarray, steps: int, lr: float,
         return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
 
     def fit(p, x, d, y, seen_mask):
-        def step(carry, _):
-            p, o = carry
-            g = jax.grad(loss)(p, x, d, y, seen_mask)
-            upd, o = opt.update(g, o, p)
-            return (optax.apply_updates(p, upd), o), None
-        (p, _), _ = jax.lax.scan(step, (p, opt.init(p)), None, length=steps)
-        return p
+        return optim.minimize(lambda q: loss(q, x, d, y, seen_mask), p, opt, steps)[0]
     _FIT[key] = jax.jit(fit)
     return _FIT[key]
 

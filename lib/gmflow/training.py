@@ -14,18 +14,16 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.gmflow import losses
 
 Array = jax.Array
 
 
 def make_optimizer(lr: float, num_steps: int, warmup: int, grad_clip: float = 10.0):
-    warmup = min(warmup, max(num_steps - 1, 0))
-    schedule = optax.warmup_cosine_decay_schedule(0.0, lr, max(warmup, 1), max(num_steps, 2),
-                                                  end_value=0.1 * lr)
-    return optax.chain(optax.clip_by_global_norm(grad_clip), optax.adamw(schedule, 0.9, 0.99,
-                                                                          weight_decay=0.0))
+    """AdamW (β₂ = 0.99, no decay), clipping, warm-up then cosine decay to lr / 10."""
+    return optim.make_optimizer(dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup,
+                                     end_lr_factor=0.1, clip=grad_clip, b2=0.99), num_steps)
 
 
 def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], batch_size: int,
@@ -44,8 +42,7 @@ def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], 
 
     def init_state(key):
         params = model.init(key, ex_x, jnp.ones((1,)), ex_l)
-        return {"params": params, "opt_state": opt.init(params), "ema": params,
-                "step": jnp.int32(0)}
+        return {**optim.init_state(params, opt), "ema": params}
 
     def train_step(state, batch, key):
         k_drop, k_loss = jax.random.split(key)

@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.jetts.generators import local_template
 from lib.jetts.judges import ScoreJudge
 from lib.jetts.pools import Query
@@ -178,7 +178,7 @@ def make_task(cfg: LMConfig, base_params: Any, data: dict[str, np.ndarray], *,
         del key
         params = {"lm": jax.tree.map(jnp.asarray, base_params),
                   "head": init_head(cfg, logprob_feature)}
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(params, opt)
 
     def train_step(state, batch, key):
         del key

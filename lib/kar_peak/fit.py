@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.kar_peak import kar as kar_lib
 from lib.kar_peak.inrs import INR, KINDS
 from lib.kar_peak.ntk import empirical_ntk
@@ -135,8 +135,7 @@ def make_fit(problem: FitProblem, method: str, config) -> Fit:
         return jnp.sum(data + lam * reg), (data, reg)
 
     def init_state(key):
-        params = jax.vmap(init_one)(jax.random.split(key, v))
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(jax.vmap(init_one)(jax.random.split(key, v)), opt)
 
     def train_step(state, batch, key):
         del key

@@ -25,12 +25,11 @@ from collections.abc import Sequence
 
 import flax.linen as nn
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from absl import logging
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.data import images as images_lib
 
 NETWORKS = ("cnn", "pixel_ae", "confounder_ae")
@@ -89,15 +88,12 @@ def _task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
     opt = optax.adam(lr)
 
     def init_state(key):
-        params = model.init(key, example)
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.zeros((), jnp.int32)}
+        return optim.init_state(model.init(key, example), opt)
 
     def train_step(state, b, key):
         del key
         value, grads = jax.value_and_grad(loss)(state["params"], b)
-        updates, opt_state = opt.update(grads, state["opt_state"], state["params"])
-        return ({"params": optax.apply_updates(state["params"], updates),
-                 "opt_state": opt_state, "step": state["step"] + 1}, {"loss": value})
+        return train_loop.apply_gradients(state, grads, opt), {"loss": value}
 
     return train_loop.Task(init_state, train_step, _batch_fn(arrays, batch, seed), batch)
 

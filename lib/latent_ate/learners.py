@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from lib.common import optim
 from lib.nn.mlp import MLP
 
 TASKS = ("regression", "classification")
@@ -265,17 +266,11 @@ def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
             ys = (y - y_mean) / y_std
         params = model.init(key, xs[:1])
         state = opt.init(params)
-        grad = jax.grad(penalised)
 
         def train_chunk(carry, i):
             params, state, best, best_loss = carry
-
-            def one(_, ps):
-                p, s = ps
-                updates, s = opt.update(grad(p, xs, ys, tr, l2), s, p)
-                return optax.apply_updates(p, updates), s
-
-            params, state = jax.lax.fori_loop(0, eval_every, one, (params, state))
+            (params, state), _ = optim.descend(lambda p: penalised(p, xs, ys, tr, l2), params,
+                                               state, opt, eval_every)
             vloss = loss_fn(params, xs, ys, val)
             keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
             best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)

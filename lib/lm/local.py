@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.common import workdir as wd
 from lib.lm import chat, sampling, sft
 from lib.lm.client import (
@@ -48,8 +48,7 @@ def load_run(workdir: str) -> tuple[LMConfig, Any, Tokenizer, int]:
     opt = sft.make_optimizer(**opt_kw, params=abstract)
 
     def init_state(key):
-        params = init_params(cfg, key)
-        return {"params": params, "opt_state": opt.init(params), "step": jax.numpy.int32(0)}
+        return optim.init_state(init_params(cfg, key), opt)
 
     task = train_loop.Task(init_state, None, None, 1)
     state, step = train_loop.restore_trained(task, workdir)

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import jsonl, train_loop
+from lib.common import jsonl, optim, train_loop
 from lib.lm import chat
 from lib.lm.model import LMConfig, forward, init_params
 from lib.lm.tokenizer import Tokenizer
@@ -116,12 +116,11 @@ def lora_labels(params: Any) -> Any:
 
 def make_optimizer(lr: float, num_steps: int, *, warmup_steps: int = 0, weight_decay: float = 0.0,
                    grad_clip: float = 1.0, lora: bool = False, params: Any = None):
-    """AdamW with clipping, linear warm-up and cosine decay; LoRA-only updates when `lora`."""
-    warmup = min(warmup_steps, max(num_steps - 1, 0))
-    schedule = optax.warmup_cosine_decay_schedule(0.0 if warmup else lr, lr, max(warmup, 1),
-                                                  max(num_steps, 2), end_value=lr * 0.1)
-    base = optax.chain(optax.clip_by_global_norm(grad_clip),
-                       optax.adamw(schedule, weight_decay=weight_decay))
+    """`lib.common.optim`'s AdamW with clipping, linear warm-up and cosine decay to lr / 10;
+    LoRA-only updates when `lora`."""
+    base = optim.make_optimizer(dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup_steps,
+                                     end_lr_factor=0.1, clip=grad_clip,
+                                     weight_decay=weight_decay), num_steps)
     if not lora:
         return base
     if params is None:
@@ -172,7 +171,7 @@ def make_task(cfg: LMConfig, data: dict[str, np.ndarray], *, batch_size: int, lr
         params = init_params(cfg, key)
         if base_params is not None:
             params = merge_base(params, base_params)
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(params, opt)
 
     def train_step(state, batch, key):
         del key

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from lib.common import optim
 from lib.maxentdp import diffusion_policy as dp, q_weighted
 
 DIRECTIONS = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]], np.float32)
@@ -132,24 +133,20 @@ def fit_fixed_q(key: jax.Array, *, alpha: float = 1.0, radius: float = 0.6,
     k_init, k_train, k_sample = jax.random.split(key, 3)
     params = net.init(k_init, obs[:1], jnp.zeros((1, 2)), jnp.zeros((1,)))
 
-    def update(carry, k):
-        params, opt_state = carry
+    def loss_fn(params, k):
         ka, km, kn, kl = jax.random.split(k, 4)
         actions = jax.random.uniform(ka, (batch, 2), minval=-1.0, maxval=1.0)
         near = jnp.clip(radius * jnp.asarray(DIRECTIONS[0])
                         + 0.1 * jax.random.normal(kn, (batch, 2)), -0.999, 0.999)
         on_mode = jax.random.uniform(km, (batch, 1)) < replay_on_mode0
         actions = jnp.where(on_mode, near, actions)
-        loss, grads = jax.value_and_grad(
-            lambda p: q_weighted.qne_loss(net, p, obs, actions, kl, log_target,
-                                          num_candidates, bound))(params)
-        upd, opt_state = opt.update(grads, opt_state, params)
-        return (optax.apply_updates(params, upd), opt_state), loss
+        return q_weighted.qne_loss(net, params, obs, actions, kl, log_target, num_candidates,
+                                   bound)
 
     @jit
     def run(params, key_train, key_sample):
-        (params, _), losses = jax.lax.scan(update, (params, opt.init(params)),
-                                           jax.random.split(key_train, updates))
+        params, losses = optim.minimize(loss_fn, params, opt, updates,
+                                        xs=jax.random.split(key_train, updates))
         acts, _ = dp.sample_policy(net, params, jnp.zeros((samples, 1)), key_sample, sched,
                                    bound)
         return acts, jnp.mean(losses[-100:])

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.sketchdnn import loss as loss_lib
 from lib.sketchdnn.diffusion import Process
 from lib.sketchdnn.metrics import SketchEncoder
@@ -21,13 +21,12 @@ from lib.sketchdnn.metrics import SketchEncoder
 
 def make_optimizer(lr: float, num_steps: int, warmup: int, grad_clip: float,
                    constant: bool = False):
-    if constant:
-        schedule = optax.constant_schedule(lr)
-    else:
-        warmup = min(warmup, max(num_steps - 1, 0))
-        schedule = optax.warmup_cosine_decay_schedule(0.0, lr, max(warmup, 1),
-                                                      max(num_steps, 2), end_value=0.1 * lr)
-    return optax.chain(optax.clip_by_global_norm(grad_clip), optax.adam(schedule))
+    """Adam with clipping: a constant rate (warm-up ignored), or warm-up then cosine decay
+    to lr / 10."""
+    return optim.make_optimizer(dict(name="adam", lr=lr, clip=grad_clip,
+                                     schedule="constant" if constant else "cosine",
+                                     warmup=0 if constant else warmup, end_lr_factor=0.1),
+                                num_steps)
 
 
 def row_batch(data: np.ndarray, seed: int, step: int, batch: int, salt: int = 0) -> np.ndarray:
@@ -45,8 +44,7 @@ def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: 
 
     def init_state(key):
         params = model.init(key, example, jnp.ones((1,), jnp.int32))
-        return {"params": params, "opt_state": opt.init(params), "ema": params,
-                "step": jnp.int32(0)}
+        return {**optim.init_state(params, opt), "ema": params}
 
     def train_step(state, batch, key):
         def objective(params):
@@ -72,8 +70,7 @@ def encoder_task(encoder: SketchEncoder, images: np.ndarray, labels: np.ndarray,
     opt = optax.adam(lr)
 
     def init_state(key):
-        params = encoder.init(key, jnp.asarray(images[:1]))
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(encoder.init(key, jnp.asarray(images[:1])), opt)
 
     def train_step(state, batch, key):
         del key

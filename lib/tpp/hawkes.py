@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from lib.common import optim
 from lib.tpp.events import Events, compact
 
 
@@ -99,17 +100,7 @@ def fit_mle(ev: Events, num_marks: int, *, num_steps: int = 500, learning_rate: 
             raw = dict(raw, beta=fixed_beta)
         return -log_likelihood(_constrain(raw), ev).sum() / total_time
 
-    @jax.jit
-    def run(raw):
-        def step(carry, _):
-            raw, state = carry
-            loss, g = jax.value_and_grad(loss_fn)(raw)
-            upd, state = opt.update(g, state, raw)
-            return (optax.apply_updates(raw, upd), state), loss
-        (raw, _), losses = jax.lax.scan(step, (raw, opt.init(raw)), None, length=num_steps)
-        return raw, losses
-
-    raw, losses = run(raw0)
+    raw, losses = jax.jit(lambda r: optim.minimize(loss_fn, r, opt, num_steps))(raw0)
     if not fit_beta:
         raw = dict(raw, beta=fixed_beta)
     return _constrain(raw), losses

@@ -1,0 +1,130 @@
+"""The one optimiser block, the one in-graph fit and the one initial train state.
+
+An `optim` block (a mapping or ConfigDict) holds
+
+    name          "adam" | "adamw" | "sgd"
+    lr            peak learning rate
+    schedule      "constant" | "cosine" (linear warm-up from 0 over `warmup` steps, then
+                  cosine decay to lr · end_lr_factor at num_steps; warmup 0: no warm-up)
+    warmup        warm-up steps (cut to num_steps − 1)
+    end_lr_factor final rate / lr of "cosine"
+    clip          global-norm gradient clipping, 0 = none
+    weight_decay  AdamW's decoupled decay; SGD's L2 term added to the gradient
+    b1, b2        Adam's betas;  momentum  SGD's
+
+Missing keys take `DEFAULTS`; an unknown key or value is a ValueError naming it.
+`OPTIM_RULES` are the schema rules of the block for a paper's config_schema.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from lib.common.config import Choice, Float, Int, Rule
+
+DEFAULTS = {"name": "adamw", "lr": None, "schedule": "constant", "warmup": 0,
+            "end_lr_factor": 0.0, "clip": 0.0, "weight_decay": 0.0, "b1": 0.9, "b2": 0.999,
+            "momentum": 0.9}
+NAMES = ("adam", "adamw", "sgd")
+SCHEDULES = ("constant", "cosine")
+
+
+def optim_rules(prefix: str = "optim.") -> dict[str, Rule]:
+    """Schema rules (lib.common.config) for the block's keys under `prefix`."""
+    rules = {"name": Choice(NAMES), "lr": Float(lo=0.0, lo_open=True),
+             "schedule": Choice(SCHEDULES), "warmup": Int(lo=0),
+             "end_lr_factor": Float(lo=0.0, hi=1.0), "clip": Float(lo=0.0),
+             "weight_decay": Float(lo=0.0), "b1": Float(lo=0.0, hi=1.0, hi_open=True),
+             "b2": Float(lo=0.0, hi=1.0, hi_open=True),
+             "momentum": Float(lo=0.0, hi=1.0, hi_open=True)}
+    return {prefix + k: r for k, r in rules.items()}
+
+
+def settings(block: Mapping | Any) -> dict:
+    """`DEFAULTS` updated by `block`; ValueError naming an unknown key, a missing lr or a
+    bad name/schedule."""
+    given = dict(block.items())
+    unknown = sorted(set(given) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"optim block: unknown key(s) {unknown}; known: {sorted(DEFAULTS)}")
+    s = {**DEFAULTS, **given}
+    if s["lr"] is None:
+        raise ValueError("optim block: lr is missing")
+    if s["name"] not in NAMES:
+        raise ValueError(f"optim.name = {s['name']!r}; expected one of {NAMES}")
+    if s["schedule"] not in SCHEDULES:
+        raise ValueError(f"optim.schedule = {s['schedule']!r}; expected one of {SCHEDULES}")
+    if s["schedule"] == "constant" and s["warmup"]:
+        raise ValueError(f"optim.schedule = 'constant' takes no warm-up (warmup = {s['warmup']})")
+    return s
+
+
+def make_schedule(block: Mapping | Any, num_steps: int) -> optax.Schedule:
+    """The learning rate as a function of the step (see the module docstring)."""
+    s = settings(block)
+    lr = s["lr"]
+    if s["schedule"] == "constant":
+        return optax.constant_schedule(lr)
+    warmup = min(s["warmup"], max(num_steps - 1, 0))
+    return optax.warmup_cosine_decay_schedule(0.0, lr, warmup, max(num_steps, 1),
+                                              end_value=lr * s["end_lr_factor"])
+
+
+def make_optimizer(block: Mapping | Any, num_steps: int) -> optax.GradientTransformation:
+    """chain(clip_by_global_norm(clip), base) (no clip when clip = 0), base being
+    optax.adam / optax.adamw(weight_decay) / chain(add_decayed_weights, sgd(momentum)) on
+    `make_schedule(block, num_steps)`."""
+    s = settings(block)
+    sched = make_schedule(s, num_steps)
+    if s["name"] == "adam":
+        if s["weight_decay"]:
+            raise ValueError(f"optim.name = 'adam' has no weight decay "
+                             f"(weight_decay = {s['weight_decay']}); use 'adamw'")
+        base = optax.adam(sched, b1=s["b1"], b2=s["b2"])
+    elif s["name"] == "adamw":
+        base = optax.adamw(sched, b1=s["b1"], b2=s["b2"], weight_decay=s["weight_decay"])
+    else:
+        base = optax.chain(optax.add_decayed_weights(s["weight_decay"]),
+                           optax.sgd(sched, momentum=s["momentum"]))
+    if s["clip"]:
+        return optax.chain(optax.clip_by_global_norm(s["clip"]), base)
+    return base
+
+
+def init_state(params: Any, optimizer: optax.GradientTransformation) -> dict:
+    """The train state {"params", "opt_state": optimizer.init(params), "step": int32 0}."""
+    return {"params": params, "opt_state": optimizer.init(params), "step": jnp.int32(0)}
+
+
+def descend(loss_fn: Callable, params: Any, opt_state: Any,
+            optimizer: optax.GradientTransformation, steps: int, xs: Any = None,
+            has_aux: bool = False):
+    """`steps` updates of `optimizer` on `loss_fn` inside one `lax.scan`, continuing from
+    `opt_state`: ((params, opt_state), losses (steps,)).
+
+    loss_fn(params) -> scalar, or loss_fn(params, x) with x the step's slice of `xs` (a
+    pytree with leading axis `steps`, e.g. per-step keys). With `has_aux`, loss_fn returns
+    (loss, aux) and the trace is (losses, aux stacked over steps). The loss is the one at
+    the parameters before the step's update.
+    """
+    grad = jax.value_and_grad(loss_fn, has_aux=has_aux)
+
+    def step(carry, x):
+        p, s = carry
+        value, g = grad(p) if xs is None else grad(p, x)
+        updates, s = optimizer.update(g, s, p)
+        return (optax.apply_updates(p, updates), s), value
+
+    return jax.lax.scan(step, (params, opt_state), xs, length=steps)
+
+
+def minimize(loss_fn: Callable, params: Any, optimizer: optax.GradientTransformation,
+             steps: int, xs: Any = None, has_aux: bool = False):
+    """`descend` from `optimizer.init(params)`: (final params, losses (steps,))."""
+    (params, _), losses = descend(loss_fn, params, optimizer.init(params), optimizer, steps,
+                                  xs, has_aux)
+    return params, losses
