@@ -11,18 +11,7 @@ budget, and with `--readme` replaces the text between `<!-- results:TAG:begin --
 from __future__ import annotations
 
 from lib.common.report import results_tool
-from lib.sketchdnn.report import markdown
-
-
-def render(results: dict, config: dict) -> str:
-    b = results["budget"]
-    return (f"{markdown(results)}\n\nConfig `{config['tag']}`: {b['train_steps_per_model']} "
-            f"training steps per model (batch {config['optim']['batch_size']}, width "
-            f"{config['model']['width']}, depth {config['model']['depth']}), "
-            f"{results['data']['num_train']} training sketches in "
-            f"{results['data']['num_slots']} slots; measured on {results['machine']} "
-            f"(shared with other jobs) in {results['wall_s']:.0f} s.")
-
+from lib.sketchdnn.report import render
 
 if __name__ == "__main__":
     results_tool("sketchdnn", render)

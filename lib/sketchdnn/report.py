@@ -79,3 +79,14 @@ def markdown(results: dict) -> str:
                    f"{results['budget']['diffusion_steps']} reverse steps); NLL bound over the "
                    f"held-out set (± one standard error).")]
     return "\n".join(lines)
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/sketchdnn_results.py: `markdown` plus the budget and machine."""
+    b = results["budget"]
+    return (f"{markdown(results)}\n\nConfig `{config['tag']}`: {b['train_steps_per_model']} "
+            f"training steps per model (batch {config['optim']['batch_size']}, width "
+            f"{config['model']['width']}, depth {config['model']['depth']}), "
+            f"{results['data']['num_train']} training sketches in "
+            f"{results['data']['num_slots']} slots; measured on {results['machine']} "
+            f"(shared with other jobs) in {results['wall_s']:.0f} s.")
