@@ -10,21 +10,8 @@ and with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 """
 from __future__ import annotations
 
-from lib.cl_similarity.report import tables
+from lib.cl_similarity.report import render
 from lib.common.report import results_tool
-
-
-def render(results: dict, config: dict) -> str:
-    targets = "\n".join(f"- `{k}`: **{'MET' if v else 'MISSED'}**"
-                        for k, v in results["targets"].items())
-    ssl_cfg = config["ssl"]
-    return (f"{tables(results)}\n\nTargets:\n\n{targets}\n\nConfig `{config['tag']}` (parts "
-            f"{config['parts']}, {ssl_cfg['loss']} t = {ssl_cfg['temperature']}, λ = "
-            f"{ssl_cfg['aux_weight']}, batch sizes {ssl_cfg['batch_sizes']}, {ssl_cfg['epochs']} "
-            f"epochs); measured on "
-            f"{results['machine']} in {results['wall_s']:.0f} s (this invocation; finished SSL "
-            f"runs are read back on a rerun, their own train times are in the tables).")
-
 
 if __name__ == "__main__":
     results_tool("cl_similarity", render)

@@ -1,4 +1,4 @@
-"""Markdown tables from a run's results.json (written by experiments/cl_similarity/train.py)."""
+"""The targets, markdown tables and README block (`render`) of a cl_similarity run's results.json."""
 from __future__ import annotations
 
 from lib.common import report
@@ -84,3 +84,40 @@ def tables(results: dict) -> str:
     for name, block in results.get("ssl", {}).items():
         parts.append(f"### SimCLR ± VRNS on {name}\n\n" + ssl_table(name, block))
     return "\n\n".join(parts)
+
+
+def targets(results: dict, config) -> dict:
+    """The issue's targets, met or missed, from the parts that ran."""
+    out = {}
+    if "theory" in results:
+        th = results["theory"]
+        tol = config.theory.tolerance
+        out["free_embeddings_match_closed_form"] = bool(
+            th["max_err_full_batch"] <= tol and th["max_err_siglip_sweep"] <= tol)
+        out["thm52_holds_on_trajectories"] = bool(th["thm52_max_violation"] <= 1e-6)
+        out["minibatch_variance_in_thm55_bounds"] = all(th["minibatch"]["in_bounds"])
+        out["minibatch_vrns_lowers_variance"] = all(
+            a < b for a, b in zip(th["minibatch"]["var_vrns"], th["minibatch"]["var"]))
+    if "ssl" in results:
+        for name, block in results["ssl"].items():
+            base = {r["batch_size"]: r for r in block["runs"] if not r["aux"]}
+            aux = {r["batch_size"]: r for r in block["runs"] if r["aux"]}
+            out[f"{name}_variance_drops_every_batch"] = all(
+                aux[b]["neg_var"] < base[b]["neg_var"] for b in base)
+            small = [b for b in base if b <= 64]
+            out[f"{name}_probe_improves_batch_le_64"] = bool(small) and all(
+                aux[b]["probe_test_acc"] > base[b]["probe_test_acc"] for b in small)
+    return out
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/cl_similarity_results.py: tables, targets, config, machine."""
+    targets = "\n".join(f"- `{k}`: **{'MET' if v else 'MISSED'}**"
+                        for k, v in results["targets"].items())
+    ssl_cfg = config["ssl"]
+    return (f"{tables(results)}\n\nTargets:\n\n{targets}\n\nConfig `{config['tag']}` (parts "
+            f"{config['parts']}, {ssl_cfg['loss']} t = {ssl_cfg['temperature']}, λ = "
+            f"{ssl_cfg['aux_weight']}, batch sizes {ssl_cfg['batch_sizes']}, {ssl_cfg['epochs']} "
+            f"epochs); measured on "
+            f"{results['machine']} in {results['wall_s']:.0f} s (this invocation; finished SSL "
+            f"runs are read back on a rerun, their own train times are in the tables).")
