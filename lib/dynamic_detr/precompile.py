@@ -67,6 +67,7 @@ class Precompiler:
     def __init__(self, tasks: dict, mesh, seed: int = 0):
         self.seconds: dict[str, float] = {}
         self.error: BaseException | None = None
+        self._finished = False                # set under the lock: is_alive() lags the notify
         self._done = threading.Condition()
         self._thread = threading.Thread(target=self._run, args=(dict(tasks), mesh, seed), daemon=True)
         self._thread.start()
@@ -82,13 +83,14 @@ class Precompiler:
             self.error = err
         finally:
             with self._done:
+                self._finished = True
                 self._done.notify_all()
 
     def wait(self, name: str) -> float | None:
         """Block until `name` is compiled (its seconds) or the thread has ended without it
         (None); re-raises the thread's failure."""
         with self._done:
-            self._done.wait_for(lambda: name in self.seconds or not self._thread.is_alive())
+            self._done.wait_for(lambda: name in self.seconds or self._finished)
         if self.error is not None:
             raise self.error
         return self.seconds.get(name)

@@ -59,3 +59,18 @@ def test_precompiler_reports_times_and_reraises_a_failure():
         pre.wait("bad")
     with pytest.raises(ValueError, match="broken step"):
         pre.join()
+
+
+def test_wait_returns_once_the_thread_has_finished_even_while_it_still_looks_alive():
+    """The thread notifies in its `finally` and only then exits: a waiter woken by that
+    notify may still see `is_alive()`; it must not wait for a notify that never comes."""
+    import threading
+
+    pre = precompile.Precompiler({}, mesh_lib.make_mesh())
+    pre.join()
+    pre._thread.is_alive = lambda: True                       # the exit not yet visible
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(pre.wait("never_queued")), daemon=True)
+    waiter.start()
+    waiter.join(timeout=10)
+    assert not waiter.is_alive() and got == [None]
