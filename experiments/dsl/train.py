@@ -5,8 +5,8 @@
     config -> validate -> load every data set, scaled into Ω (before any training)
     -> for each data set: replicas = (training fraction × seed), each with its own stratified
        subsample of the training rows; for model in (dsl, mlp):
-         all replicas trained at once: one jitted step vmapped over replicas
-         (lib.common.train_loop: checkpoints, resume, metrics.jsonl per run, per-fraction
+         all replicas trained at once in the stage runs/<set>/<model>: one jitted step
+         vmapped over replicas (checkpoints, resume, metrics.jsonl per run, per-fraction
          loss/accuracy curves) -> test accuracy of every replica
     -> 2-D toy (two moons): one DSL trained, its field lines, eigenfunctions and decision
        function plotted
@@ -27,6 +27,7 @@ from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
 from lib.common import guards, train_loop, workdir as wd
+from lib.common.stages import Stages
 from lib.dsl import config_schema, data as data_lib, report, toy
 from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, frac_label,
                               make_plan, make_task, predict)
@@ -34,17 +35,15 @@ from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, 
 validate = config_schema.validate
 
 
-def run_model(config, workdir: str, mesh, ds: data_lib.Dataset, plan: Plan, kind: str) -> dict:
+def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, plan: Plan, kind: str) -> dict:
     """Train (or resume) every replica of one model on one data set; its summary
     (`guards.Preempted` on SIGTERM)."""
     model = Model(kind, config, ds.dim, ds.num_classes)
-    run_dir = os.path.join(workdir, "runs", ds.name, kind)
-    os.makedirs(run_dir, exist_ok=True)
+    run_dir = stages.dir(f"{ds.name}/{kind}")
     batch = effective_batch(config.optim.batch_size, mesh.shape[mesh_lib.DATA])
     seed = config.train.seed + 7919 * config.seed
-    lr = config.optim.lr_dsl if kind == "dsl" else config.optim.lr_mlp
-    task = make_task(model, ds, plan, lr, config.optim.weight_decay, batch, seed,
-                     config.optim.clip)
+    task = make_task(model, ds, plan, config.optim[kind].lr, config.optim.weight_decay, batch,
+                     seed, config.optim.clip)
     loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
     t0 = time.time()
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
@@ -79,6 +78,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    stages = Stages(workdir, "runs")
     results: dict = {"datasets": {}}
     plot_dir = os.path.join(workdir, wd.PLOTS)
     for ds in datasets:
@@ -88,10 +88,10 @@ def train_and_evaluate(config, workdir: str) -> dict:
                  "num_classes": ds.num_classes, "models": {}}
         for kind in MODELS:
             guards.check_preempted(f"{ds.name}/{kind}")
-            entry["models"][kind] = run_model(config, workdir, mesh, ds, plan, kind)
+            entry["models"][kind] = run_model(config, stages, mesh, ds, plan, kind)
         results["datasets"][ds.name] = entry
         if primary and config.eval.plots:
-            report.curve_plots(workdir, ds.name, plan.fractions, entry, plot_dir)
+            report.curve_plots(stages, ds.name, plan.fractions, entry, plot_dir)
         guards.check_preempted("writing results.json")
         if primary:   # partial results after every data set (complete = False until the end)
             wd.write_json_atomic(os.path.join(workdir, wd.RESULTS),
@@ -99,7 +99,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
                                   "machine": common_report.machine()})
     if config.toy.enabled:
         guards.check_preempted("the toy run")
-        results["toy"] = toy.run(config, workdir, mesh, dsl_config(config.model),
+        results["toy"] = toy.run(config, stages.dir("toy/dsl"), mesh, dsl_config(config.model),
                                  plot_dir if (primary and config.eval.plots) else None)
     results["targets"] = report.targets(results)
     results["machine"] = common_report.machine()

@@ -106,12 +106,13 @@ def _metrics(path: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def curve_plots(workdir: str, name: str, fractions, entry: dict, plot_dir: str) -> str:
-    """Training curves (batch loss per step) of DSL (solid) and MLP (dashed) per fraction."""
+def curve_plots(stages, name: str, fractions, entry: dict, plot_dir: str) -> str:
+    """Training curves (batch loss per step) of DSL (solid) and MLP (dashed) per fraction,
+    from the metrics.jsonl of the stages `<name>/dsl` and `<name>/mlp` (`lib.common.stages`)."""
     import matplotlib.pyplot as plt  # noqa: PLC0415
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for kind, style in (("dsl", "-"), ("mlp", "--")):
-        rows = _metrics(os.path.join(workdir, "runs", name, kind, "metrics.jsonl"))
+        rows = _metrics(os.path.join(stages.dir(f"{name}/{kind}"), "metrics.jsonl"))
         for i, f in enumerate(fractions):
             key = f"loss_f{100 * f:g}"
             pts = [(r["step"], r[key]) for r in rows if key in r]

@@ -1,8 +1,8 @@
 """The 2-D toy: DSL on two moons, with its field lines, eigenfunctions and decision function.
 
-`run(config, workdir, mesh, dsl_cfg, plot_dir)` trains one DSL on scikit-learn's two moons
-(scaled into Ω like every other set) through lib.common.train_loop in
-`<workdir>/runs/toy/dsl` for `toy.num_steps` steps, then returns its test accuracy and line
+`run(config, run_dir, mesh, dsl_cfg, plot_dir)` trains one DSL on scikit-learn's two moons
+(scaled into Ω like every other set) through lib.common.train_loop in `run_dir` (the
+experiment's stage `runs/toy/dsl`) for `toy.num_steps` steps, then returns its test accuracy and line
 statistics and (when `plot_dir` is given) writes
 
     toy_field_lines.png     P(class 1) on a grid over Ω, `toy.num_lines` learned field lines
@@ -46,19 +46,17 @@ def line_and_modes(model: Model, params, x: jax.Array):
     return line.points, u
 
 
-def run(config, workdir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict:
+def run(config, run_dir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict:
     m = config.model
     ds = data_lib.load("moons", config.data, domain=m.domain, radius=m.radius, seed=config.seed)
     model = Model("dsl", config, ds.dim, ds.num_classes)
     plan = make_plan(ds.y_train, (1.0,), 1, 1, config.seed)
     batch = effective_batch(config.optim.batch_size, mesh.shape[mesh_lib.DATA])
     seed = config.train.seed + 7919 * config.seed + 17
-    task = make_task(model, ds, plan, config.optim.lr_dsl, config.optim.weight_decay, batch,
+    task = make_task(model, ds, plan, config.optim.dsl.lr, config.optim.weight_decay, batch,
                      seed, config.optim.clip)
     loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train),
                                num_steps=config.toy.num_steps, seed=seed)
-    run_dir = os.path.join(workdir, "runs", "toy", "dsl")
-    os.makedirs(run_dir, exist_ok=True)
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)   # Preempted on SIGTERM
     params = result.state["params"]
     logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
