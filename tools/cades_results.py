@@ -14,14 +14,5 @@ from __future__ import annotations
 from lib.cades import report
 from lib.common.report import results_tool
 
-
-def render(results: dict, config: dict) -> str:
-    results = report.resummarise(results)
-    walls = ", ".join(f"{k} {v['wall_s']:.0f} s" for k, v in results["parts"].items())
-    return (f"{report.tables(results)}\n\nConfig `{config['tag']}`; measured on "
-            f"{results['machine']} in {results['wall_s']:.0f} s ({walls}; model fitting "
-            f"{results.get('models_wall_s', 0):.0f} s), on a CPU shared with other jobs.")
-
-
 if __name__ == "__main__":
-    results_tool("cades", render)
+    results_tool("cades", report.render)

@@ -1,4 +1,5 @@
-"""AUROC, per-family summaries, the issue's targets, markdown tables and plots of a CADES run."""
+"""AUROC, per-family summaries, the issue's targets, markdown tables, the results-tool
+`render` and the plots of a CADES run."""
 from __future__ import annotations
 
 import os
@@ -167,6 +168,16 @@ def tables(results: dict) -> str:
     if lines:
         parts.append("Targets\n\n" + "\n".join(lines))
     return "\n\n".join(parts)
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of a run: summaries and targets recomputed from the raw AUROC and
+    FPR numbers (`resummarise`), the tables, and the machine and wall-time line."""
+    results = resummarise(results)
+    walls = ", ".join(f"{k} {v['wall_s']:.0f} s" for k, v in results["parts"].items())
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on "
+            f"{results['machine']} in {results['wall_s']:.0f} s ({walls}; model fitting "
+            f"{results.get('models_wall_s', 0):.0f} s), on a CPU shared with other jobs.")
 
 
 def write_plots(plot_dir: str, results: dict) -> list[str]:
