@@ -15,28 +15,17 @@ import os
 
 from absl import flags
 
-from experiments.adam_abc import train
-from lib.adam_abc import report
+from lib.adam_abc import plots, report
 from lib.common.report import results_tool
 
 _PLOTS = flags.DEFINE_bool("plots", False, "Also redraw every figure into <workdir>/plots.")
 
 
-def verdicts(results: dict) -> list[str]:
-    """One line per target group: how many checks were met."""
-    lines = []
-    for part, groups in results.get("targets", {}).items():
-        for group, checks in groups.items():
-            flags_ = [v for c in checks.values() for v in (c.values() if isinstance(c, dict) else [c])]
-            lines.append(f"{part}.{group}: {sum(flags_)}/{len(flags_)} met")
-    return lines
-
-
 def render(results: dict, config: dict) -> str:
     if _PLOTS.value:
-        for path in train.write_plots(results, os.path.join(flags.FLAGS.workdir, "plots")):
+        for path in plots.write_plots(results, os.path.join(flags.FLAGS.workdir, "plots")):
             print("wrote", path)
-    return f"{report.tables(results)}\n\n" + "\n".join(verdicts(results))
+    return report.render(results, config)
 
 
 if __name__ == "__main__":

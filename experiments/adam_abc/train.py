@@ -96,31 +96,6 @@ def run_asymptotic(config, mesh) -> dict:
         "control_beta2", "threshold", "late_from", "min_decay")}}
 
 
-def _by_setting(runs: dict) -> dict[str, dict]:
-    grouped: dict[str, dict] = {}
-    for name, summary in runs.items():
-        setting, method = name.split("/")
-        grouped.setdefault(setting, {})[method] = summary
-    return grouped
-
-
-def write_plots(results: dict, plot_dir: str) -> list[str]:
-    """Every figure of `results` into `plot_dir` (also used by tools/adam_abc_results.py)."""
-    paths = []
-    if "rate" in results:
-        rate = results["rate"]
-        for setting, runs in _by_setting(rate["runs"]).items():
-            paths.append(plots.rate_figure(os.path.join(plot_dir, f"rate_{setting}.png"),
-                                           setting, runs, rate["theory_slope"]))
-        paths.append(plots.slopes_figure(os.path.join(plot_dir, "rate_slopes.png"),
-                                         rate["runs"], rate["theory_slope"], rate["tolerance"]))
-    if "asymptotic" in results:
-        for setting, runs in _by_setting(results["asymptotic"]["runs"]).items():
-            paths.append(plots.asymptotic_figure(
-                os.path.join(plot_dir, f"asymptotic_{setting}.png"), setting, runs))
-    return paths
-
-
 def train_and_evaluate(config, workdir: str) -> dict:
     """Run the parts of `config`; write results.json, results.md and plots/ to `workdir`."""
     validate(config)
@@ -146,5 +121,5 @@ def train_and_evaluate(config, workdir: str) -> dict:
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)
         wd.write_text_atomic(os.path.join(workdir, "results.md"), report.tables(results) + "\n")
         if config.eval.plots:
-            write_plots(results, os.path.join(workdir, wd.PLOTS))
+            plots.write_plots(results, os.path.join(workdir, wd.PLOTS))
     return results

@@ -6,6 +6,8 @@ here needs (log-log rates, slopes with intervals); these helpers draw from the
 """
 from __future__ import annotations
 
+import os
+
 
 from lib.common import plotting
 import matplotlib.pyplot as plt
@@ -81,3 +83,28 @@ def asymptotic_figure(path: str, setting: str, runs: dict) -> str:
         ax.legend(fontsize=7)
     fig.suptitle(f"{setting}: last iterate over {len(runs)} schedule(s)")
     return plotting.save(fig, path)
+
+
+def _by_setting(runs: dict) -> dict[str, dict]:
+    grouped: dict[str, dict] = {}
+    for name, summary in runs.items():
+        setting, method = name.split("/")
+        grouped.setdefault(setting, {})[method] = summary
+    return grouped
+
+
+def write_plots(results: dict, plot_dir: str) -> list[str]:
+    """Every figure of `results` into `plot_dir`; the paths written."""
+    paths = []
+    if "rate" in results:
+        rate = results["rate"]
+        for setting, runs in _by_setting(rate["runs"]).items():
+            paths.append(rate_figure(os.path.join(plot_dir, f"rate_{setting}.png"),
+                                           setting, runs, rate["theory_slope"]))
+        paths.append(slopes_figure(os.path.join(plot_dir, "rate_slopes.png"),
+                                         rate["runs"], rate["theory_slope"], rate["tolerance"]))
+    if "asymptotic" in results:
+        for setting, runs in _by_setting(results["asymptotic"]["runs"]).items():
+            paths.append(asymptotic_figure(
+                os.path.join(plot_dir, f"asymptotic_{setting}.png"), setting, runs))
+    return paths

@@ -150,3 +150,19 @@ def tables(results: dict) -> str:
     if "asymptotic" in results:
         parts.append(asymptotic_table(results["asymptotic"]))
     return "\n\n".join(parts)
+
+
+def verdicts(results: dict) -> list[str]:
+    """One line per target group: how many checks were met."""
+    lines = []
+    for part, groups in results.get("targets", {}).items():
+        for group, checks in groups.items():
+            flags_ = [v for c in checks.values() for v in (c.values() if isinstance(c, dict) else [c])]
+            lines.append(f"{part}.{group}: {sum(flags_)}/{len(flags_)} met")
+    return lines
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/adam_abc_results.py: the tables and one verdict per group."""
+    del config
+    return f"{tables(results)}\n\n" + "\n".join(verdicts(results))
