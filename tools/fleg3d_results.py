@@ -11,29 +11,7 @@ real-data run, machine line, wall time and the per-session curves' paths, and wi
 from __future__ import annotations
 
 from lib.common.report import results_tool
-from lib.fleg3d.report import tables
-
-
-def data_text(results: dict, config: dict) -> str:
-    """Where the clouds came from, for a real-data run ("" for procedural data)."""
-    source = results.get("data", {}).get("source", "procedural")
-    if source == "procedural":
-        return ""
-    cross = (f", ScanObjectNN files at `{config['data']['cross_path']}` for the cross-domain "
-             "sessions" if "cross_domain" in results["protocols"] else "")
-    return f"{source} files at `{config['data']['path']}`{cross}; "
-
-
-def render(results: dict, config: dict) -> str:
-    train_min = sum(t["wall_s"] for t in results["train"].values()) / 60
-    plots = ", ".join(f"`plots/{p}_{k}.png`" for p in results["protocols"] for k in ("acc", "harmonic"))
-    return (f"{tables(results)}\n\nConfig `{config['tag']}` ({data_text(results, config)}"
-            f"{results['num_clouds']} clouds, "
-            f"descriptor dim {results['descriptor_dim']}, {config['eval']['repeats']} support "
-            f"draws); measured on {results['machine']} in {results['wall_s'] / 60:.0f} min "
-            f"({train_min:.0f} min training {len(results['train'])} networks; shared machine, "
-            f"several jobs at once). Per-session curves in the workdir: {plots}.")
-
+from lib.fleg3d.report import render
 
 if __name__ == "__main__":
     results_tool("fleg3d", render)

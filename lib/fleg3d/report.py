@@ -61,3 +61,25 @@ def tables(results: dict) -> str:
                   "accuracy: " + ", ".join(f"{a} {'MET' if v else 'MISSED'}"
                                            for a, v in t["ablations_cost_accuracy"].items()), ""]
     return "\n".join(lines)
+
+
+def data_text(results: dict, config: dict) -> str:
+    """Where the clouds came from, for a real-data run ("" for procedural data)."""
+    source = results.get("data", {}).get("source", "procedural")
+    if source == "procedural":
+        return ""
+    cross = (f", ScanObjectNN files at `{config['data']['cross_path']}` for the cross-domain "
+             "sessions" if "cross_domain" in results["protocols"] else "")
+    return f"{source} files at `{config['data']['path']}`{cross}; "
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block of tools/fleg3d_results.py: tables, data, config, machine, plots."""
+    train_min = sum(t["wall_s"] for t in results["train"].values()) / 60
+    plots = ", ".join(f"`plots/{p}_{k}.png`" for p in results["protocols"] for k in ("acc", "harmonic"))
+    return (f"{tables(results)}\n\nConfig `{config['tag']}` ({data_text(results, config)}"
+            f"{results['num_clouds']} clouds, "
+            f"descriptor dim {results['descriptor_dim']}, {config['eval']['repeats']} support "
+            f"draws); measured on {results['machine']} in {results['wall_s'] / 60:.0f} min "
+            f"({train_min:.0f} min training {len(results['train'])} networks; shared machine, "
+            f"several jobs at once). Per-session curves in the workdir: {plots}.")
