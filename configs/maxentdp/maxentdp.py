@@ -76,7 +76,7 @@ def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, d
                  halfcheetah={**halfcheetah, "backend": "positional"})
     c.multigoal_eval = dict(rollouts=rollouts, action_samples=action_samples)
     # The process's wall-clock budget (None = off) and the shares of it given to the runs of
-    # each agent, in order (experiments/maxentdp/train.py: deadlines of train_loop.train).
+    # each agent, in order (lib/maxentdp/runs.py: run_deadline, deadlines of train_loop.train).
     # Run-time only: a rerun may change it and still resume (lib/common/workdir.py).
     c.run = dict(time_budget_s=time_budget_s,
                  time_share=dict(maxentdp=time_share[0], sac=time_share[1]))

@@ -28,9 +28,10 @@ import ml_collections
 import numpy as np
 from absl import app, flags
 
-from experiments.maxentdp import train
 from lib.common import checkpoint, metrics as metrics_lib, workdir as wd
 from lib.maxentdp import critics, diagnostics
+from lib.maxentdp.multigoal import Q_GRID
+from lib.maxentdp.runs import build, run_dir
 
 flags.DEFINE_string("workdir", None, "a multi-goal run's workdir (with runs/ and config.json)")
 flags.DEFINE_bool("fixed_q", False, "run the fixed-Q QNE sweep (b)")
@@ -57,11 +58,11 @@ def restore_step(task, ckpt_dir: str, step: int, seed: int):
 
 
 def q_over_training(config, workdir: str, algo: str) -> list[dict]:
-    env, agent, run, task = train.build(config, "multigoal", algo)
-    ckpt_dir = os.path.join(workdir, "runs", f"multigoal_{algo}", wd.CHECKPOINTS)
+    env, agent, run, task = build(config, "multigoal", algo)
+    ckpt_dir = os.path.join(run_dir(workdir, "multigoal", algo), wd.CHECKPOINTS)
     steps = sorted(int(d) for d in os.listdir(ckpt_dir) if d.isdigit())
     q_net = critics.TwinQ(tuple(config.agent.critic_hidden))
-    grid = jnp.asarray(diagnostics.action_grid(train.Q_GRID))
+    grid = jnp.asarray(diagnostics.action_grid(Q_GRID))
 
     @jax.jit
     def analyse(seeds, key):
@@ -81,7 +82,7 @@ def q_over_training(config, workdir: str, algo: str) -> list[dict]:
 
 
 def entropy_scale(workdir: str, algo: str) -> list[dict]:
-    rows = metrics_lib.read_metrics(os.path.join(workdir, "runs", f"multigoal_{algo}"))
+    rows = metrics_lib.read_metrics(run_dir(workdir, "multigoal", algo))
     return [{"env_steps": r["env_steps"], "alpha": r["alpha"], "entropy_next": r["entropy_next"],
              "alpha_times_entropy": r["alpha"] * r["entropy_next"], "q_mean": r["q_mean"],
              "train_return": r["train_return"]} for r in rows

@@ -1,6 +1,8 @@
-"""Targets, tables and plots of a MaxEntDP run (`results.json` -> markdown and PNGs)."""
+"""Targets, tables, the results-tool `render` and plots of a MaxEntDP run (`results.json`
+-> markdown and PNGs)."""
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -153,3 +155,99 @@ def plots(runs: dict, plot_dir: str) -> list[str]:
         ax.legend(fontsize=8)
         paths.append(plotting.save(fig, os.path.join(plot_dir, "multigoal_goals.png")))
     return paths
+
+
+def curves(results: dict) -> str:
+    """Evaluation return (mean ± sd over seeds) at every evaluation, one row per run."""
+    lines = []
+    for r in results["runs"].values():
+        sd = r["eval_return_std"] or [0.0] * len(r["eval_return_mean"])
+        pts = ", ".join(f"{s}: {cell(m, 0, 'f')} ± {cell(d, 0, 'f')}"
+                        for s, m, d in zip(r["env_steps"], r["eval_return_mean"], sd))
+        lines.append(f"- {r['env']} / {r['algo']}: {pts or 'no evaluation (not started)'}")
+    return "Return curves (environment steps: mean ± sd over seeds):\n\n" + "\n".join(lines)
+
+
+def _masses(m) -> str:
+    return "(" + ", ".join(f"{x:.2f}" for x in m) + ")"
+
+
+def diagnosis_tables(diag: dict) -> str:
+    """The tables of experiments/maxentdp/diagnose_multigoal.py's JSON (when present)."""
+    out = []
+    algos = [k[len("q_over_training_"):] for k in diag if k.startswith("q_over_training_")]
+    if algos:
+        out += ["Diagnosis (`diagnosis.json`): the critic at the start state over training, "
+                "per kept checkpoint; mean over seeds of the target exp(Q/α)'s and the policy's "
+                "largest sector mass, of the TV distance between their sector distributions, "
+                "and of the second-best sector's gap (max_sector Q − max Q)/α.", "",
+                "| agent | env steps | Q local maxima per seed | target top mass | policy top "
+                "mass | TV | 2nd sector gap / α |", "|---|---|---|---|---|---|---|"]
+        for algo in algos:
+            for r in diag[f"q_over_training_{algo}"]:
+                gaps = np.sort(np.asarray(r["sector_gap_over_alpha"]), axis=1)[:, ::-1]
+                out.append(f"| {algo} | {r['env_steps']} | {r['local_maxima']} | "
+                           f"{np.mean([max(m) for m in r['target_sector_mass']]):.2f} | "
+                           f"{np.mean([max(m) for m in r['policy_sector_mass']]):.2f} | "
+                           f"{np.mean(r['sector_tv']):.2f} | {gaps[:, 1].mean():.2f} |")
+        out += ["", "Entropy term against the reward scale (chunk means of the updates): α·H of "
+                "a′ ~ π(·|s′), the batch's mean Q, and the last training episodes' return.", "",
+                "| agent | env steps | α | α·H | mean Q | training return |",
+                "|---|---|---|---|---|---|"]
+        for algo in algos:
+            for r in diag[f"entropy_scale_{algo}"]:
+                out.append(f"| {algo} | {r['env_steps']:.0f} | {cell(r['alpha'], 3)} | "
+                           f"{r['alpha_times_entropy']:.2f} | {r['q_mean']:.1f} | "
+                           f"{r['train_return']:.1f} |")
+    if "fixed_q" in diag:
+        out += ["", "QNE with a FIXED 4-mode Q(a) = max_k [h_k − c‖a − 0.6 d_k‖²], α = 1, "
+                "T = 10, (64, 64) ε-network, 1,500 updates on uniform replay actions unless "
+                "stated, 2,000 samples: sector masses (+x, −x, +y, −y) of the policy against "
+                "those of exp(Q/α).", "",
+                "| K | c | h | replay actions | target masses | policy masses |",
+                "|---|---|---|---|---|---|"]
+        for r in diag["fixed_q"]:
+            h = r.get("heights", [0.0] * 4)
+            rep = (f"{r['replay_on_mode0']:.0%} near mode +x" if r.get("replay_on_mode0")
+                   else "uniform")
+            out.append(f"| {r['num_candidates']} | {r.get('curvature', 20.0):g} | "
+                       f"{_masses(h)} | {rep} | {_masses(r['expected_mass'])} | "
+                       f"{_masses(r['sector_mass'])} |")
+    return "\n".join(out)
+
+
+def render(results: dict, config: dict, workdir: str, merge=(), from_metrics: bool = False,
+           plot_dir: str | None = None) -> str:
+    """The README block of the run in `workdir`: tables, return curves, the diagnosis tables
+    of `<workdir>/diagnosis.json` when present, the budget line, plots and machine line.
+    `merge` (more workdirs) and `from_metrics` (entries rebuilt from metrics.jsonl): see
+    `runs.collect`; `plot_dir`: write the (merged) return plots there."""
+    run_workdir = workdir
+    if merge or from_metrics:
+        from lib.maxentdp.runs import collect             # jax and the agents: only here
+        results = collect(results, [workdir] + list(merge), from_metrics)
+    if plot_dir:
+        results["plots"] = plots(results["runs"], plot_dir)
+        workdir = "."                             # paths then given from the current folder
+    listed = ", ".join(f"`{os.path.relpath(p, workdir)}`" for p in results.get("plots", []))
+    diag_path = os.path.join(workdir, "diagnosis.json")
+    diag = ""
+    if os.path.exists(diag_path):
+        with open(diag_path) as f:
+            diag = diagnosis_tables(json.load(f)) + "\n\n"
+    budget = ""
+    if from_metrics:
+        dirs = ", ".join(f"`{w}`" for w in [run_workdir] + list(merge))
+        budget = ("Entries rebuilt from each run's metrics.jsonl (every evaluated chunk) in "
+                  f"{dirs}; \"SIGTERM\" marks a process killed after its last chunk.\n\n")
+    elif results.get("time_budget_s") is not None:
+        stopped = ", ".join(results.get("budget_stopped", [])) or "none"
+        budget = (f"Wall-clock budget {results['time_budget_s']:g} s for the process "
+                  f"(runs stopped by it: {stopped}); "
+                  f"{'complete' if results.get('complete', True) else 'INCOMPLETE (killed)'}"
+                  " results.json.\n\n")
+    return (f"{tables(results)}\n\n{curves(results)}\n\n{diag}{budget}"
+            f"Plots in the workdir: {listed}.\n\n"
+            f"Config `{config['tag']}`; measured on {results['machine']} "
+            f"(shared with other jobs) in {results['wall_s']:.0f} s "
+            "(env steps/s: after compilation, all seeds together).")

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from experiments.maxentdp import train
+from lib.maxentdp import runs
 from lib.common import mesh as mesh_lib, metrics as metrics_lib, train_loop
 from lib.common.config import load_config
 
@@ -38,7 +38,7 @@ def _config():
 
 def _fake_build(clock):
     def build(config, env_name, algo):
-        run = train.run_config(config, env_name)
+        run = runs.run_config(config, env_name)
 
         def init_state(key):
             return {"chunk": jnp.zeros((), jnp.int32),
@@ -69,12 +69,12 @@ def mesh(monkeypatch):
 
 def test_budget_stops_at_a_chunk_boundary_records_and_resumes(tmp_path, mesh, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(train, "build", _fake_build(clock))
+    monkeypatch.setattr(runs, "build", _fake_build(clock))
     config, workdir, seen = _config(), str(tmp_path), []
     # Deadline 35 s: chunks end at 10, 20, 30 s; the first (compiling) chunk is not timed,
     # so before the 4th the 5 s left are less than a chunk's 10 s: stop after 3 chunks.
-    entry = train.train_one(config, workdir, "pendulum", "maxentdp", mesh, deadline=35.0,
-                            on_progress=seen.append, clock=clock)
+    entry = runs.train_one(config, workdir, "pendulum", "maxentdp", mesh, deadline=35.0,
+                           on_progress=seen.append, clock=clock)
     assert entry["budget_stopped"] and entry["resumed_from"] == 0 and "preempted" not in entry
     assert entry["env_steps"] == [60, 120, 180] and entry["planned_env_steps"] == 240
     # Progressive results after every chunk, from metrics.jsonl, agree with the state's.
@@ -82,40 +82,40 @@ def test_budget_stops_at_a_chunk_boundary_records_and_resumes(tmp_path, mesh, mo
     assert all(e["in_progress"] for e in seen)
     np.testing.assert_allclose(seen[-1]["eval_return"], entry["eval_return"], rtol=1e-6)
     # Rerun without a budget: resumes after chunk 3 and ends equal to an uninterrupted run.
-    again = train.train_one(config, workdir, "pendulum", "maxentdp", mesh)
+    again = runs.train_one(config, workdir, "pendulum", "maxentdp", mesh)
     assert (again["resumed_from"], again["budget_stopped"]) == (3, False)
-    full = train.train_one(config, str(tmp_path / "full"), "pendulum", "maxentdp", mesh)
+    full = runs.train_one(config, str(tmp_path / "full"), "pendulum", "maxentdp", mesh)
     assert again["env_steps"] == full["env_steps"] == [60, 120, 180, 240]
     assert again["eval_return"] == full["eval_return"]
 
 
 def test_budget_spent_before_start_records_an_unstarted_run(tmp_path, mesh, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(train, "build", _fake_build(clock))
-    entry = train.train_one(_config(), str(tmp_path), "pendulum", "sac", mesh, deadline=-1.0,
-                            clock=clock)
+    monkeypatch.setattr(runs, "build", _fake_build(clock))
+    entry = runs.train_one(_config(), str(tmp_path), "pendulum", "sac", mesh, deadline=-1.0,
+                           clock=clock)
     assert entry["budget_stopped"] and entry["env_steps"] == [] and entry["final_alpha"] == []
     assert clock.t == 0.0                                     # no chunk was started
 
 
 def test_budget_shares_and_partial_results(tmp_path):
-    """train.py's share of the process budget per run, and the results entry written from
-    metrics.jsonl while a run is going on."""
+    """The share of the process budget per run (`runs.run_deadline`), and the results entry
+    written from metrics.jsonl while a run is going on."""
     config = load_config("configs/maxentdp/maxentdp.py:gpu")      # 330 s, shares 0.7 / 0.3
     pairs = [("hopper", "maxentdp"), ("hopper", "sac")]
     start = time.monotonic()
-    first = train.run_deadline(config, pairs, start) - start
+    first = runs.run_deadline(config, pairs, start) - start
     assert abs(first - 0.7 * 330) < 1.0
-    last = train.run_deadline(config, pairs[1:], start - 300) - start   # 30 s left
+    last = runs.run_deadline(config, pairs[1:], start - 300) - start   # 30 s left
     assert abs(last - 30) < 1.0
     config.run.time_budget_s = None
-    assert train.run_deadline(config, pairs, start) is None
+    assert runs.run_deadline(config, pairs, start) is None
 
-    run = train.run_config(config, "hopper")._replace(num_seeds=2)
+    run = runs.run_config(config, "hopper")._replace(num_seeds=2)
     rows = [{"step": i + 1, "alpha": 0.05, "eval_return_seed0": 10.0 * i,
              "eval_return_seed1": 10.0 * i + 2} for i in range(3)]
     (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    entry = train.partial_record(str(tmp_path), "hopper", "maxentdp", run, wall=5.0)
+    entry = runs.partial_record(str(tmp_path), "hopper", "maxentdp", run, wall=5.0)
     assert entry["env_steps"] == [2000, 4000, 6000] and entry["in_progress"]
     assert entry["eval_return"] == [[0.0, 10.0, 20.0], [2.0, 12.0, 22.0]]
     assert entry["final_return_mean"] == 21.0 and entry["planned_env_steps"] == 100_000
