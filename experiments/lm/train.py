@@ -26,6 +26,7 @@ from lib.common import plotting, train_loop
 from lib.common import report as common_report
 from lib.common import workdir as wd
 from lib.lm import chat, config_schema, sampling, sft, tasks
+from lib.lm.report import results_table
 from lib.lm.model import num_params
 from lib.lm.tokenizer import Tokenizer, train_bpe
 
@@ -131,15 +132,3 @@ def train_and_evaluate(config, workdir: str) -> dict:
     logging.info("lm: held-out exact match %.3f (%d/%d)", results["eval"]["exact_match"],
                  results["eval"]["num_correct"], results["eval"]["num_eval"])
     return results
-
-
-def results_table(results: dict) -> str:
-    e, m = results["eval"], results["model"]
-    rows = [("parameters", f"{results['num_params']:,}"),
-            ("layers × width × heads", f"{m['num_layers']} × {m['d_model']} × {m['num_heads']}"),
-            ("training steps", str(results["step"])),
-            ("training wall time", f"{results['train_wall_s']:.0f} s"),
-            ("final masked NLL", f"{results.get('final_loss', float('nan')):.4f}"),
-            ("held-out exact match", f"{e['exact_match']:.3f} ({e['num_correct']}/{e['num_eval']})"),
-            ("target", f"≥ {e['target_exact_match']:.2f}: {'MET' if e['target_met'] else 'MISSED'}")]
-    return "| quantity | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)

@@ -322,7 +322,7 @@ class TextEncoder:
 
 def parity_sentences() -> list[str]:
     """100 varied English sentences (accents, CJK, punctuation, digits) for the parity
-    check against sentence-transformers (tests/lm/test_lm_minilm.py, tools/lm_results.py)."""
+    check against sentence-transformers (tests/lm/test_lm_minilm.py, tools/lm_minilm_parity.py)."""
     subjects = ["A man", "The woman", "Two children", "A dog", "The committee",
                 "My neighbour's cat", "An engineer", "Scientists", "The old library",
                 "A quick brown fox"]

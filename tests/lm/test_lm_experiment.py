@@ -52,3 +52,36 @@ def test_bad_configs_are_refused_before_compute(tmp_path, overrides, message):
 def test_load_run_names_what_is_missing(tmp_path):
     with pytest.raises(ValueError, match="lm_model.json is missing"):
         load_run(str(tmp_path))
+
+
+RUN_RESULTS = {"num_params": 835_584, "step": 1000, "train_wall_s": 2767.4, "final_loss": 0.00098,
+           "model": {"num_layers": 4, "d_model": 128, "num_heads": 4},
+           "eval": {"exact_match": 1.0, "num_correct": 500, "num_eval": 500,
+                    "target_exact_match": 0.95, "target_met": True, "wrong_examples": []},
+           "machine": "x86_64, 2 CPU cores", "wall_s": 2827.2}
+RUN_CONFIG = {"tag": "lm_quick", "task": {"digits": 4, "num_train": 64_000},
+              "train": {"batch_size": 64}}
+EXPECTED = """\
+| quantity | value |
+|---|---|
+| parameters | 835,584 |
+| layers × width × heads | 4 × 128 × 4 |
+| training steps | 1000 |
+| training wall time | 2767 s |
+| final masked NLL | 0.0010 |
+| held-out exact match | 1.000 (500/500) |
+| target | ≥ 0.95: MET |
+
+Config `lm_quick` (4-digit operands, 64,000 training conversations, batch 64); measured on \
+x86_64, 2 CPU cores in 2827 s (machine shared with other jobs). No wrong answers."""
+
+
+def test_render_of_a_fixture_equals_the_block_of_the_code_before_the_move():
+    from lib.lm.report import render
+    assert render(RUN_RESULTS, RUN_CONFIG) == EXPECTED
+    wrong = {**RUN_RESULTS["eval"], "exact_match": 0.5, "num_correct": 1, "num_eval": 2,
+             "target_met": False,
+             "wrong_examples": [{"problem": "0001+0002", "reply": "1+2+0=03 =00004", "truth": 3}]}
+    text = render({**RUN_RESULTS, "eval": wrong}, RUN_CONFIG)
+    assert "| target | ≥ 0.95: MISSED |" in text
+    assert text.endswith("Some wrong answers: `0001+0002` → `3 =00004` (truth 3).")  # last 8
