@@ -7,12 +7,15 @@
     reward_models.py  trained outcome / process reward models on the workspace LM (JAX)
     protocols.py      reranking (Likert, additive, round-robin, knockout), step-level beam
                       search over precomputed trees, critique-based refinement + final rerank
+    evaluation.py     a judge over a data set under each protocol: the results.json rows
+    truncation.py     judge replies cut at max_tokens: preflight check and row warnings
     generators.py     response pools (1 greedy + 9 sampled) and beam-search trees from a model
     metrics.py        top-1, greedy / oracle / random baselines, normalized helpfulness,
                       bootstrap CIs, position-bias and consistency reports
     domains/          arithmetic (exact first wrong step), HumanEval (sandbox-graded),
                       instruction following (programmatic checkers)
     local_training.py chat data teaching the small LM to solve, refine and judge arithmetic
-    report.py         markdown tables and plots of a run's results.json
+    arithmetic_setup.py  queries per role, the local generator / judge LM / ORM / PRM fine-tunes
+    report.py         targets, markdown tables and plots of a run's results.json
     config_schema.py  what a configs/jetts config may hold
 """

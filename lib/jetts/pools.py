@@ -18,7 +18,7 @@
   `rollout_score` hold the greedy completion of the prefix (for look-ahead judging).
 
 Everything round-trips through JSON (`save_*` / `load_*`), so pools and trees are built
-once and reused by every judge and protocol.
+once and reused by every judge and protocol (`stage_jsonl`: a JSONL stage of a run).
 """
 from __future__ import annotations
 
@@ -187,3 +187,33 @@ def save_trees(path: str, trees: Sequence[Tree]) -> None:
 def load_trees(path: str) -> list[Tree]:
     """The trees saved by `save_trees`; ValueError naming `path:line` for a bad line."""
     return _read(path, tree_from_json, "tree")
+
+
+def save_rows(path: str, rows: Sequence[dict]) -> None:
+    _write(path, rows)
+
+
+def load_rows(path: str) -> list[dict]:
+    """The JSON objects saved by `save_rows`; ValueError naming `path:line` for a bad line."""
+    return _read(path, dict, "row")
+
+
+def stage_jsonl(stages, name: str, make: Callable[[], list], save, load, *,
+                identity: dict | None = None) -> tuple[list, bool]:
+    """(items, reused): the items of stage `name` of a `lib.common.stages.Stages`, kept in
+    `<root>/<name>.jsonl` beside the stage's result: made by `make()` and written by
+    `save(path, items)` once, read by `load(path)` on every later run. A file left by a run
+    from before stages (no stage result yet) is reused as it is."""
+    path = stages.result_path(name)[:-len(".json")] + ".jsonl"
+    made = []
+
+    def build(_):
+        if not os.path.exists(path):
+            made.append(make())
+            from lib.common import mesh as mesh_lib
+            if mesh_lib.is_primary():
+                save(path, made[0])
+        return {"file": os.path.basename(path)}
+
+    stages.run(name, build, identity=identity)
+    return (made[0], False) if made else (load(path), True)

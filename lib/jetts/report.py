@@ -1,4 +1,5 @@
-"""Markdown tables and plots of a JETTS run's results.json (train.py and tools/jetts_results.py)."""
+"""A JETTS run's targets, and the markdown tables and plots of its results.json
+(experiments/jetts/train.py and tools/jetts_results.py)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +8,55 @@ import numpy as np
 
 from lib.common import plotting
 from lib.common.report import cell
+
+
+def rerank_vs_greedy(rows: dict) -> dict:
+    """Every judge/method's reranking against greedy, with CIs: pairwise accuracy on pairs
+    of different correctness (query bootstrap) and top-1 minus greedy (paired bootstrap).
+    `chance`: "above" / "at" / "below" by whether the accuracy CI lies above 0.5, contains
+    it, or lies below; `vs_greedy`: "better" / "tie" / "worse" by the difference's CI."""
+    out = {}
+    for k, v in rows.items():
+        if k.startswith("oracle"):
+            continue
+        lo, hi = v.get("judge_accuracy_ci", [float("nan")] * 2)
+        dlo, dhi = v["minus_greedy_ci"]
+        out[k] = {"judge_accuracy": v["judge_accuracy"], "judge_accuracy_ci": [lo, hi],
+                  "minus_greedy": v["top1"] - v["greedy"], "minus_greedy_ci": [dlo, dhi],
+                  "chance": "above" if lo > 0.5 else "below" if hi < 0.5 else "at",
+                  "vs_greedy": "better" if dlo > 0 else "worse" if dhi < 0 else "tie"}
+    return out
+
+
+def targets(results: dict) -> dict:
+    """The issue's three targets on arithmetic: PRM beats ORM and prompted judges in beam
+    search; reranking with every better-than-chance judge beats greedy; both-order round
+    robin cancels the simulated position bias. Empty without the arithmetic domain."""
+    out = {}
+    arith = results["domains"].get("arithmetic")
+    if arith:
+        beam = arith["beam"]
+        if "PRM/score" in beam:
+            prm = beam["PRM/score"]["top1"]
+            rivals = {k: v["top1"] for k, v in beam.items()
+                      if k.startswith(("ORM/", "judge-lm")) and "lookahead" not in k}
+            out["prm_beats_orm_and_judges_in_beam"] = {
+                "prm": prm, "rivals": rivals,
+                "met": bool(rivals) and all(prm > v for v in rivals.values())}
+        better = {k: {"top1": v["top1"], "greedy": v["greedy"], "judge_accuracy": v["judge_accuracy"]}
+                  for k, v in arith["rerank"].items()
+                  if not k.startswith("oracle") and v["judge_accuracy"] > 0.5}
+        out["better_than_chance_rerank_beats_greedy"] = {
+            "judges": better, "met": bool(better) and all(v["top1"] > v["greedy"]
+                                                          for v in better.values()),
+            "analysis": rerank_vs_greedy(arith["rerank"])}
+        ps = arith["position_study"]
+        lo, hi = ps["both_orders"]["slope_ci"]
+        lo1, hi1 = ps["one_order"]["slope_ci"]
+        out["position_bias_cancelled"] = {
+            "one_order_slope": ps["one_order"]["slope"], "both_orders_slope": ps["both_orders"]["slope"],
+            "met": bool(lo <= 0 <= hi and hi1 < 0)}
+    return out
 
 
 def _ci(c) -> str:

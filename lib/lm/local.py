@@ -7,7 +7,8 @@
 with lib/lm/sampling.py (stop at `<|end|>`/`<|eos|>`, plus stop strings), and turns
 `<|tool_call|>` blocks into OpenAI-style tool calls. The server (lib/lm/server.py) wraps
 exactly this object, so a client talking to the server and code holding a `LocalLM` see
-the same answers for the same request and seed.
+the same answers for the same request and seed. `ContextFitted(lm)` caps `max_tokens` at
+the room the prompt leaves in the context, as a server does.
 """
 from __future__ import annotations
 
@@ -135,3 +136,20 @@ class LocalLM(LanguageModel):
         p = self.tok.encode(prompt, allow_special=True)
         c = self.tok.encode(continuation, allow_special=True)
         return sampling.score(self.cfg, self.params, p, c)
+
+
+class ContextFitted(LocalLM):
+    """A `LocalLM` whose `chat` cuts `max_tokens` to the room its context leaves after the
+    prompt (a served model's server does the same with its context length); ValueError when
+    no room is left."""
+
+    def __init__(self, lm: LocalLM):
+        super().__init__(lm.cfg, lm.params, lm.tok, name=lm.name)
+
+    def chat(self, messages, *, max_tokens: int = 256, **kw):
+        used = self.count_tokens(chat.render_chat(messages))
+        room = self.cfg.max_len - used
+        if room < 1:
+            raise ValueError(f"a {used}-token prompt leaves no room in the context of "
+                             f"{self.cfg.max_len} tokens")
+        return super().chat(messages, max_tokens=min(max_tokens, room), **kw)

@@ -12,7 +12,7 @@ import numpy as np
 
 from experiments.jetts import train
 from lib.common.config import ConfigError, load_config
-from lib.jetts import judges, local_training
+from lib.jetts import judges, local_training, truncation
 from lib.jetts.domains import arithmetic as ar
 from lib.jetts.pools import Pool, Response
 from lib.lm import tasks
@@ -117,14 +117,14 @@ def test_preflight_stops_a_judge_whose_replies_are_cut():
     cut = judges.PromptedJudge(ScriptedLM(lambda p: "Feedback: A steps", finish="length"),
                                "prometheus", max_tokens=16)
     with pytest.raises(ValueError, match="max_tokens = 16"):
-        train.judge_preflight(cut, [pool], trees, max_rate=0.02)
+        truncation.judge_preflight(cut, [pool], trees, max_rate=0.02)
     lm = ScriptedLM(lambda p: "Feedback: ok [RESULT] " + ("A" if "Response A" in p else "4"))
-    out = train.judge_preflight(judges.PromptedJudge(lm, "prometheus"), [pool], trees, 0.02)
+    out = truncation.judge_preflight(judges.PromptedJudge(lm, "prometheus"), [pool], trees, 0.02)
     # ratings: 3 x 2 rubrics; pairs 3 x 2; per depth: 3 x 2 ratings + 6 + 6 pairs
     assert out == {"calls": 12 + 3 * 18, "truncated": 0, "truncation_rate": 0.0,
                    "parse_failures": 0}
     assert any("streaming" in p for p in lm.prompts)           # partial prompts were probed
     res = {"domains": {"arithmetic": {"beam": {"j/round_robin": {
         "calls": 10, "truncated": 8, "truncation_rate": 0.8}}}}}
-    (w,) = train.truncation_warnings(res, 0.02)
+    (w,) = truncation.truncation_warnings(res, 0.02)
     assert "8 of 10" in w and "j/round_robin" in w

@@ -123,3 +123,18 @@ def test_min_logprob_so_far_matches_brute_force():
             vals = [logp[b, s - 1, tokens[b, s]] for s in range(max(start[b], 1), t + 1)]
             want = max(min(vals), -20.0) if vals else 0.0
             assert got[b, t] == pytest.approx(want, abs=1e-5)
+
+
+def test_context_fitted_caps_max_tokens_at_the_room_the_prompt_leaves(lm):
+    from lib.lm import chat as chat_lib
+    from lib.lm.local import ContextFitted
+    fitted = ContextFitted(lm)
+    msgs = [{"role": "user", "content": "x" * 40}]
+    room = lm.cfg.max_len - lm.count_tokens(chat_lib.render_chat(msgs))
+    assert 0 < room < 1000
+    got = fitted.chat(msgs, temperature=0, max_tokens=1000, seed=0)
+    ref = lm.chat(msgs, temperature=0, max_tokens=room, seed=0)     # what a server would do
+    assert got.texts == ref.texts and got.choices[0].completion_tokens <= room
+    assert fitted.chat(msgs, temperature=0, max_tokens=3, seed=0).choices[0].completion_tokens <= 3
+    with pytest.raises(ValueError, match=f"no room in the context of {lm.cfg.max_len} tokens"):
+        fitted.chat([{"role": "user", "content": "x" * lm.cfg.max_len}], max_tokens=4)

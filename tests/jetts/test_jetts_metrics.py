@@ -75,7 +75,7 @@ def test_ratio_ci_is_exact_for_a_constant_ratio_and_covers_the_pooled_one():
 
 
 def test_rerank_vs_greedy_reads_chance_and_greedy_off_the_cis():
-    from experiments.jetts.train import rerank_vs_greedy
+    from lib.jetts.report import rerank_vs_greedy
     row = lambda acc, d: {"judge_accuracy": 0.6, "judge_accuracy_ci": acc, "top1": 40.0,
                           "greedy": 30.0, "minus_greedy_ci": d}
     an = rerank_vs_greedy({"oracle/score": row([1, 1], [1, 2]), "a": row([0.55, 0.7], [2, 9]),

@@ -61,3 +61,32 @@ def test_a_tree_file_given_as_pools_and_a_missing_file(tmp_path):
         pools_lib.load_pools(trees)
     with pytest.raises(ValueError, match=rf"^{tmp_path}/nope.jsonl: no such file"):
         pools_lib.load_trees(str(tmp_path / "nope.jsonl"))
+
+
+def test_stage_jsonl_makes_once_reuses_old_files_and_refuses_other_settings(tmp_path):
+    from lib.common.config import WorkdirError
+    from lib.common.stages import Stages
+    made = []
+
+    def make():
+        made.append(1)
+        return [_pool("q0"), _pool("q1")]
+
+    args = (pools_lib.save_pools, pools_lib.load_pools)
+    first, reused = pools_lib.stage_jsonl(Stages(str(tmp_path), "."), "data/p", make, *args,
+                                          identity={"n": 2})
+    assert not reused and (tmp_path / "data" / "p.jsonl").exists()
+    again, reused = pools_lib.stage_jsonl(Stages(str(tmp_path), "."), "data/p", make, *args,
+                                          identity={"n": 2})
+    assert reused and made == [1] and again == first
+    with pytest.raises(WorkdirError, match=r"stage 'data/p'.*n: 2 -> 3"):
+        pools_lib.stage_jsonl(Stages(str(tmp_path), "."), "data/p", make, *args,
+                              identity={"n": 3})
+    # a file written by a run from before stages (no stage result) is reused as it is
+    old = tmp_path / "old"
+    rows = [{"query": {"qid": "a"}, "text": "1+1=2"}, {"query": {"qid": "b"}, "text": "x"}]
+    pools_lib.save_rows(str(old / "data" / "rm_train.jsonl"), rows)
+    got, reused = pools_lib.stage_jsonl(Stages(str(old), "."), "data/rm_train",
+                                        lambda: pytest.fail("remade"), pools_lib.save_rows,
+                                        pools_lib.load_rows)
+    assert reused and got == rows

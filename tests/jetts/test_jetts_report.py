@@ -1,0 +1,51 @@
+"""lib/jetts/report.py: the three targets read off a small results dict, and their
+markdown rendered byte for byte."""
+from lib.jetts import report
+
+ROW = {"top1": 100.0, "greedy": 40.0, "judge_accuracy": 1.0, "judge_accuracy_ci": [1, 1],
+       "minus_greedy_ci": [60.0, 60.0]}
+ARITH = {
+    "beam": {"PRM/score": {"top1": 50.0}, "ORM/score": {"top1": 40.0},
+             "ORM/score+lookahead": {"top1": 90.0}, "judge-lm:compact/likert": {"top1": 30.0},
+             "sim-acc0.9/likert": {"top1": 95.0}},
+    "rerank": {"oracle/score": ROW,
+               "a/likert": {"judge_accuracy": 0.8, "judge_accuracy_ci": [0.7, 0.9],
+                            "top1": 50.0, "greedy": 40.0, "minus_greedy_ci": [2.0, 18.0]},
+               "b/likert": {"judge_accuracy": 0.45, "judge_accuracy_ci": [0.3, 0.6],
+                            "top1": 30.0, "greedy": 40.0, "minus_greedy_ci": [-20.0, 1.0]}},
+    "position_study": {"one_order": {"slope": -0.3, "slope_ci": [-0.35, -0.25]},
+                       "both_orders": {"slope": 0.01, "slope_ci": [-0.02, 0.04]}}}
+
+EXPECTED = """
+Targets:
+
+* PRM beats ORM and prompted judges in beam search: PRM 50.0 vs ORM/score 40.0, judge-lm:compact/likert 30.0: **MET**
+* reranking with every better-than-chance judge beats greedy (1 judge/method pairs with pair accuracy > 0.5): **MET**
+* simulated position bias cancelled by both-order round robin (slope -0.300 with one order, 0.010 with both): **MET**
+
+Reranking against greedy with CIs (pair accuracy: query bootstrap; top-1 − greedy: paired bootstrap; chance / vs greedy read off the 95 % CIs):
+
+| judge / method | pair acc. | 95 % CI | chance | top-1 − greedy | 95 % CI | vs greedy |
+|---|---|---|---|---|---|---|
+| a/likert | 0.800 | [0.70, 0.90] | above | +10.0 | [2.00, 18.00] | better |
+| b/likert | 0.450 | [0.30, 0.60] | at | -10.0 | [-20.00, 1.00] | tie |
+
+Of the 1 judge/method pairs whose pair-accuracy CI lies above 0.5, 1 beat greedy (CI of the difference above 0), 0 are indistinguishable from it and 0 are worse.
+
+Measured on m in 3 s."""
+
+
+def test_targets_exclude_lookahead_and_simulated_rivals_and_render_exactly():
+    t = report.targets({"domains": {"arithmetic": ARITH}})
+    prm = t["prm_beats_orm_and_judges_in_beam"]
+    assert prm["rivals"] == {"ORM/score": 40.0, "judge-lm:compact/likert": 30.0} and prm["met"]
+    better = t["better_than_chance_rerank_beats_greedy"]
+    assert set(better["judges"]) == {"a/likert"} and better["met"]
+    assert t["position_bias_cancelled"]["met"]
+    assert report.results_markdown({"domains": {}, "targets": t, "wall_s": 3.0,
+                                    "machine": "m"}) == EXPECTED
+    # a both-order slope CI away from 0 is not cancelled; no arithmetic, no targets
+    ps = {**ARITH["position_study"], "both_orders": {"slope": 0.1, "slope_ci": [0.05, 0.2]}}
+    assert not report.targets({"domains": {"arithmetic": {**ARITH, "position_study": ps}}})[
+        "position_bias_cancelled"]["met"]
+    assert report.targets({"domains": {"instructions": {}}}) == {}
