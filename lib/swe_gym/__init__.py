@@ -13,4 +13,13 @@
     rft.py         trajectory collection, rejection-sampling fine-tuning with per-instance caps
     verifier.py    YES/NO outcome verifier on trajectories, p(YES)
     scaling.py     Pass@K / Best@K with the subsampling estimator
+    expert_iteration.py  batched sampling (PooledLM), warm-start data, McNemar test
+  the phases of a run (composed by experiments/swe_gym/train.py):
+    context.py     folders, caches, limits and stages every phase shares
+    benchmark.py   instances stage, split, recheck against a direct pytest run
+    baselines.py   search baseline, served model
+    workspace_lm.py  tokenizer, base model, policies, fine-tunes (lib.lm.finetune)
+    self_improvement.py  warm start, expert-iteration rounds, cap ablation
+    verification.py  verifier, Pass@K / Best@K rollouts
+    records.py, report.py, plots.py  rollout summaries; targets and tables; figures
 """

@@ -10,23 +10,17 @@ towards easy instances that many rollouts of the same easy task would bring.
     kept = select(records, cap=2)
     convs = conversations(kept, "lm_messages")      # the workspace LM's own view
     export_chat_jsonl(path, kept)                    # full agent conversations + tools
-    params = finetune(cfg, tok, convs, base_params, workdir, ...)
+    optim, loop = schedule(len(convs), epochs=3, min_steps=60, batch_size=16, lr=5e-4, seed=0)
+    lm, info = lib.lm.finetune.finetune(cfg, tok, repeat_to_batch(convs, 16), workdir,
+                                        batch_size=16, seed=0, loop=loop, optim=optim)
 """
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jax
-import numpy as np
-
-from lib.common import mesh as mesh_lib
 from lib.common import train_loop
-from lib.lm import sft
-from lib.lm.model import LMConfig
-from lib.lm.tokenizer import Tokenizer
 from lib.swe_gym import agent, grader, runtime
 
 
@@ -107,33 +101,24 @@ def export_chat_jsonl(path: str, records: Sequence[dict]) -> int:
     return n
 
 
-def encode(tok: Tokenizer, convs: Sequence[Sequence[dict]], max_len: int) -> dict[str, np.ndarray]:
-    """Padded SFT arrays (`sft.pad_examples`) with loss on the assistant turns only."""
-    examples = [sft.encode_conversation(tok, c, max_len) for c in convs]
-    width = max(len(ids) for ids, _ in examples)
-    return sft.pad_examples(examples, width, tok.pad_id)
-
-
-def finetune(cfg: LMConfig, tok: Tokenizer, convs: Sequence[Sequence[dict]], base_params: Any,
-             workdir: str, *, epochs: int, min_steps: int, batch_size: int, lr: float,
-             seed: int, warmup_steps: int = 0, log_every: int = 10) -> tuple[Any, dict]:
-    """Fine-tune (or, with base_params None, train from scratch) on `convs` through
-    `lib.common.train_loop` (checkpoints in `workdir`, resumable). Steps =
-    max(min_steps, epochs * ceil(n / batch)); examples are repeated when n < batch."""
+def repeat_to_batch(convs: Sequence[Sequence[dict]], batch_size: int) -> list:
+    """`convs` repeated ceil(batch / n) times, so that a batch can be drawn from few.
+    ValueError when there are none."""
     convs = list(convs)
     if not convs:
         raise ValueError("no conversations to train on")
-    reps = -(-batch_size // len(convs))
-    data = encode(tok, convs * reps, cfg.max_len)
-    n = len(data["tokens"])
-    steps = max(min_steps, epochs * -(-len(convs) // batch_size))
-    task = sft.make_task(cfg, data, batch_size=batch_size, lr=lr, num_steps=steps,
-                         warmup_steps=min(warmup_steps, steps // 4), weight_decay=0.01,
-                         seed=seed, base_params=base_params)
-    os.makedirs(workdir, exist_ok=True)
-    mesh = mesh_lib.make_mesh(1, 1)
+    return convs * -(-batch_size // len(convs))
+
+
+def schedule(n: int, *, epochs: int, min_steps: int, batch_size: int, lr: float, seed: int,
+             warmup_steps: int = 0, log_every: int = 10) -> tuple[dict, train_loop.LoopConfig]:
+    """SWE-Gym's fine-tuning schedule for `n` conversations, as the `optim` and `loop` of
+    `lib.lm.finetune.finetune`: steps = max(min_steps, epochs * ceil(n / batch)), AdamW
+    with weight decay 0.01, clip 1.0, warm-up min(warmup_steps, steps // 4), cosine decay;
+    one checkpoint at the end."""
+    steps = max(min_steps, epochs * -(-n // batch_size))
+    optim = dict(lr=lr, num_steps=steps, warmup_steps=min(warmup_steps, steps // 4),
+                 weight_decay=0.01, grad_clip=1.0)
     loop = train_loop.LoopConfig(num_steps=steps, log_every=log_every,
                                  checkpoint_every=max(steps, 1), keep_checkpoints=1, seed=seed)
-    result = train_loop.train(task, loop, workdir=workdir, mesh=mesh)   # Preempted on SIGTERM
-    return jax.device_get(result.state["params"]), {"steps": steps, "examples": len(convs),
-                                                     "rows": n}
+    return optim, loop
