@@ -41,7 +41,7 @@ def _build(*, tag, datasets, fractions, seeds, modes, nodes, widths, steps, batc
                    w_min=0.05, domain="ball", radius=1.0, t_max=2.5, ode_steps=ode_steps,
                    solver=solver, normalize=True)
     c.mlp = dict(depth=2, activation="relu")
-    c.optim = dict(lr_dsl=1e-3, lr_mlp=1e-3, weight_decay=1e-4, clip=1.0, batch_size=batch)
+    c.optim = dict(dsl=dict(lr=1e-3), mlp=dict(lr=1e-3), weight_decay=1e-4, clip=1.0, batch_size=batch)
     c.toy = dict(enabled=True, num_steps=toy_steps, grid=toy_grid, num_lines=12)
     c.eval = dict(chunk=256, plots=True)
     c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
