@@ -48,6 +48,13 @@ def test_tiny_run_writes_results_tables_and_plots(tiny_run):
         assert os.path.getsize(os.path.join(workdir, "plots", name)) > 5000
 
 
+def test_results_json_is_published_last(tiny_run):
+    workdir, results = tiny_run
+    last = os.stat(os.path.join(workdir, "results.json")).st_mtime_ns
+    for path in [os.path.join(workdir, "results.md")] + results["plots"]:
+        assert os.stat(path).st_mtime_ns <= last, path
+
+
 def test_neural_tpp_trains_on_the_train_loop_and_resumes(tmp_path):
     config = config_lib.load_config(CONFIG)
     scen = scenarios.make("latency", 10.0, 96)
