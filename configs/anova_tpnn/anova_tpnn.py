@@ -46,8 +46,8 @@ def _build(*, tag, datasets, steps, batch, replicas, num_units, synth_n, breast_
     c.model = dict(max_order=2, num_units=num_units, nam_hidden=tuple(nam_hidden),
                    nbm_hidden=tuple(nbm_hidden), nbm_bases=nbm_bases,
                    mlp_hidden=tuple(mlp_hidden))
-    c.optim = dict(lr=dict(tpnn=1e-2, nam=3e-3, nbm=3e-3, mlp=1e-3), b1=0.95, b2=0.998,
-                   output_penalty=0.0)
+    c.optim = dict(tpnn=dict(lr=1e-2), nam=dict(lr=3e-3), nbm=dict(lr=3e-3), mlp=dict(lr=1e-3),
+                   b1=0.95, b2=0.998, output_penalty=0.0)
     c.replicas = dict(num=replicas, modes=("seed", "resample"), resample_fraction=0.8)
     c.ebm = dict(enabled=ebm_enabled, num_replicas=ebm_replicas, interactions=10, outer_bags=8)
     c.eval = dict(plots=True, chunk=512, plot_components=4, val_every=val_every)

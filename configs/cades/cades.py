@@ -36,8 +36,8 @@ def _build(*, tag, families, spp_etas, spp_n_cal, spp_n_test, spp_seeds, spp_max
                           max_len=mv_max_len, etas=tuple(mv_etas), n_train=n_train,
                           n_cal=mv_n_cal, n_test=mv_n_test, num_seeds=mv_seeds)
     c.bandwidths = dict(mode="paper", h_arr=0.1, h_int=1.0)
-    c.hawkes = dict(num_steps=hawkes_steps, learning_rate=0.05)
-    c.neural = dict(hidden=hidden, mark_dim=8, num_components=8, learning_rate=3e-3,
+    c.hawkes = dict(num_steps=hawkes_steps, lr=0.05)
+    c.neural = dict(hidden=hidden, mark_dim=8, num_components=8, lr=3e-3,
                     batch_size=batch_size, grad_clip=5.0)
     c.fpr = dict(settings=tuple(fpr_settings), alphas=(0.01, 0.05, 0.1), delta=0.1,
                  n_cal=fpr_n_cal, n_test=fpr_n_test, num_blocks=fpr_blocks,

@@ -27,7 +27,7 @@ from absl import logging
 
 from lib.cades import config_schema, divergence, report, scenarios as scen_lib
 from lib.cades.evaluation import Scorers, auroc_sweep, fpr_study, run_key
-from lib.common import config as config_lib, guards, mesh as mesh_lib, train_loop
+from lib.common import config as config_lib, guards, mesh as mesh_lib, optim, train_loop
 from lib.common import report as common_report, workdir as wd
 from lib.tpp import hawkes, neural
 from lib.tpp.events import Events, trim
@@ -37,13 +37,13 @@ validate = config_schema.validate
 
 def _neural_task(config, train_ev: Events, num_marks: int, norm) -> train_loop.Task:
     n = config.neural
-    opt = optax.chain(optax.clip_by_global_norm(n.grad_clip), optax.adam(n.learning_rate))
+    opt = optax.chain(optax.clip_by_global_norm(n.grad_clip), optax.adam(n.lr))
     data = {k: np.asarray(v) for k, v in train_ev._asdict().items()}
     N, seed = data["times"].shape[0], config.train.seed
 
     def init_state(key):
-        params = neural.init_params(key, num_marks, n.hidden, n.mark_dim, n.num_components)
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(
+            neural.init_params(key, num_marks, n.hidden, n.mark_dim, n.num_components), opt)
 
     def loss_fn(params, batch):
         ev = Events(batch["times"], batch["marks"], batch["mask"], batch["t_max"])
@@ -70,9 +70,9 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
     if "hawkes" in mv.models:
         t0 = time.perf_counter()
         params, losses = hawkes.fit_mle(train_ev, K, num_steps=config.hawkes.num_steps,
-                                        learning_rate=config.hawkes.learning_rate)
+                                        lr=config.hawkes.lr)
         divergence.check_history(f"hawkes MLE ({setting})", np.asarray(losses),
-                                 f"lower hawkes.learning_rate (now {config.hawkes.learning_rate:g})")
+                                 f"lower hawkes.lr (now {config.hawkes.lr:g})")
         info = {"params": jax.tree.map(lambda a: np.asarray(a).tolist(), params),
                 "nll_per_time_first_last": [float(losses[0]), float(losses[-1])],
                 "fit_s": time.perf_counter() - t0}
@@ -87,7 +87,7 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
             f"neural TPP ({setting})", os.path.join(sub, wd.METRICS), "nll_per_time",
             float(-neural.log_likelihood(init, train_ev, norm, K).sum() / train_ev.t_max.sum()),
             primary=mesh_lib.is_primary(),
-            hint=f"lower neural.learning_rate (now {config.neural.learning_rate:g})")
+            hint=f"lower neural.lr (now {config.neural.lr:g})")
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
                                   workdir=sub, mesh=mesh, on_log=guard)
         params = jax.tree.map(jnp.asarray, jax.device_get(result.state["params"]))

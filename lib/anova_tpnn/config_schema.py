@@ -1,7 +1,7 @@
 """What an ANOVA-TPNN experiment config may hold, and the checks run before any compute.
 
 Blocks: `datasets`, `models` (names), `data` (sizes, test and validation fractions),
-`model` (architectures), `optim` (Adam, per-model learning rates, output penalty),
+`model` (architectures), `optim` (Adam betas, `optim.<model>.lr` per model, output penalty),
 `replicas` (how many models are trained at once with vmap, and whether they differ by seed
 or by resample), `ebm` (the optional interpretML comparison), `eval` (plots, chunking, how
 often the validation loss is evaluated for best-on-validation selection), plus the shared
@@ -42,10 +42,10 @@ SCHEMA: dict[str, Rule] = {
     "model.nbm_hidden": Ints(lo=1),
     "model.nbm_bases": Int(lo=1),
     "model.mlp_hidden": Ints(lo=1),
-    "optim.lr.tpnn": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.lr.nam": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.lr.nbm": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.lr.mlp": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.tpnn.lr": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.nam.lr": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.nbm.lr": Float(lo=0.0, lo_open=True, hi=1.0),
+    "optim.mlp.lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.b1": Float(lo=0.0, hi=1.0, hi_open=True),
     "optim.b2": Float(lo=0.0, hi=1.0, hi_open=True),
     "optim.output_penalty": Float(lo=0.0),

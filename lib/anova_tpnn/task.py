@@ -50,7 +50,7 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
     uninterrupted run does. The test split is never used.
     """
     o = config.optim
-    opt = optax.adam(o.lr[name], b1=o.b1, b2=o.b2)
+    opt = optax.adam(o[name].lr, b1=o.b1, b2=o.b2)
     x_tr, y_tr = ds.x_train, ds.y_train
     x_init = np.sort(x_tr, axis=0)      # data-aware init reads sorted columns
     has_comps = baselines.HAS_COMPONENTS[name]

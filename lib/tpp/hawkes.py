@@ -78,7 +78,7 @@ def _unconstrain(params):
     return {k: inv(jnp.asarray(v, jnp.float32)) for k, v in params.items()}
 
 
-def fit_mle(ev: Events, num_marks: int, *, num_steps: int = 500, learning_rate: float = 0.05,
+def fit_mle(ev: Events, num_marks: int, *, num_steps: int = 500, lr: float = 0.05,
             init: dict | None = None, fit_beta: bool = True) -> tuple[dict, jnp.ndarray]:
     """Maximum likelihood by full-batch Adam on softplus-parametrised (μ, α, β).
 
@@ -93,7 +93,7 @@ def fit_mle(ev: Events, num_marks: int, *, num_steps: int = 500, learning_rate: 
     raw0 = _unconstrain(init)
     fixed_beta = raw0["beta"]
     total_time = ev.t_max.sum()
-    opt = optax.adam(learning_rate)
+    opt = optax.adam(lr)
 
     def loss_fn(raw):
         if not fit_beta:

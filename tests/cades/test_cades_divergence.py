@@ -36,7 +36,7 @@ def test_hawkes_history_at_a_huge_learning_rate_names_its_first_bad_step():
     mv = config_lib.load_config(CONFIG).multivariate
     scen = scenarios.make("server_stop", mv.t_max, mv.max_len)
     ev = trim(scen.sample_id(jax.random.key(0), 8))
-    _, bad = hawkes.fit_mle(ev, scen.num_marks, num_steps=20, learning_rate=1e6)
+    _, bad = hawkes.fit_mle(ev, scen.num_marks, num_steps=20, lr=1e6)
     bad = np.asarray(bad)
     first = int(np.argmax(bad > divergence.threshold(bad[0])))
     assert first >= 1
@@ -48,7 +48,7 @@ def test_hawkes_history_at_a_huge_learning_rate_names_its_first_bad_step():
     divergence.check_history("hawkes", [-0.6, 900.0, -1.3])     # a bump below the limit (999.4): fine
 
 
-@pytest.mark.parametrize("key", ["neural.learning_rate", "hawkes.learning_rate"])
+@pytest.mark.parametrize("key", ["neural.lr", "hawkes.lr"])
 def test_learning_rates_are_bounded_by_one(key):
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG), {key: 1e6})
     with pytest.raises(ConfigError, match=rf"'{key}' = 1000000.0 is not allowed"):
@@ -58,7 +58,7 @@ def test_learning_rates_are_bounded_by_one(key):
 
 def test_the_log_guard_stops_the_loop_before_a_diverged_checkpoint(tmp_path):
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG),
-                                        {"neural.learning_rate": 1.0})
+                                        {"neural.lr": 1.0})
     scen = scenarios.make("server_stop", config.multivariate.t_max, config.multivariate.max_len)
     ev = trim(scen.sample_id(jax.random.key(0), config.multivariate.n_train))
     norm = neural.gap_normaliser(ev)
@@ -77,10 +77,10 @@ def test_a_diverging_neural_fit_writes_no_results(tmp_path, monkeypatch):
     in earnest, where the same wiring stops the 8e11 run)."""
     monkeypatch.setattr(divergence, "RISE_FACTOR", 1.0)
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG), {
-        "neural.learning_rate": 1.0, "parts": ("multivariate",), "multivariate.models": ("neural",)})
+        "neural.lr": 1.0, "parts": ("multivariate",), "multivariate.models": ("neural",)})
     with pytest.raises(divergence.DivergenceError,
                        match=r"^neural TPP \(server\) diverged: training loss \S+ at step 10, "
-                             r"started at .*; lower neural.learning_rate \(now 1\)$"):
+                             r"started at .*; lower neural.lr \(now 1\)$"):
         train.train_and_evaluate(config, str(tmp_path))
     assert not os.path.exists(tmp_path / "results.json")
     assert not os.path.exists(tmp_path / "results.md")

@@ -56,7 +56,7 @@ def test_hawkes_likelihood_and_compensator_match_the_direct_sums():
 def test_hawkes_mle_recovers_known_parameters():
     true = {"mu": jnp.array([0.5]), "alpha": jnp.array([[0.6]]), "beta": jnp.array([[2.0]])}
     ev = trim(sim.batch(lambda k: hawkes.simulate(k, true, 100.0, 512), jax.random.key(1), 120))
-    fit, losses = hawkes.fit_mle(ev, 1, num_steps=250, learning_rate=0.05)
+    fit, losses = hawkes.fit_mle(ev, 1, num_steps=250, lr=0.05)
     assert losses[-1] < losses[0]
     np.testing.assert_allclose(float(fit["mu"][0]), 0.5, rtol=0.12)
     np.testing.assert_allclose(float(fit["alpha"][0, 0]), 0.6, rtol=0.12)
