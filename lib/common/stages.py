@@ -7,7 +7,7 @@
 
 A stage `name` (slash-separated, e.g. "runs/digits/dsl") owns
 
-    <root>/<name>/               its workdir, passed to `fn` (created on demand)
+    <root>/<name>/               its workdir, passed to `fn` (removed again if left empty)
     <root>/<name>.json           its result, written atomically once `fn` returned
     <root>/_stages.json          per stage: its identity and wall seconds (all stages)
 
@@ -89,8 +89,11 @@ class Stages:
             return wd.read_json(path)
         guards.check_preempted(f"stage {name}")
         t0 = time.perf_counter()
-        out = fn(self.dir(name))
+        stage_dir = self.dir(name)
+        out = fn(stage_dir)
         wall = time.perf_counter() - t0
+        if not os.listdir(stage_dir):          # a stage that kept nothing leaves no folder
+            os.rmdir(stage_dir)
         guards.check_preempted(f"writing stage {name}")
         if _primary():
             wd.write_json_atomic(path, out)

@@ -66,3 +66,8 @@ def test_preempted_while_running_publishes_nothing(tmp_path, monkeypatch):
 def test_bad_stage_names_are_refused(tmp_path, name):
     with pytest.raises(ValueError, match="bad stage name"):
         Stages(str(tmp_path)).run(name, lambda d: 1)
+
+
+def test_a_stage_that_keeps_no_files_leaves_no_folder(tmp_path):
+    Stages(str(tmp_path)).run("pairs", lambda d: [1])
+    assert sorted(os.listdir(tmp_path / "stages")) == ["_stages.json", "pairs.json"]
