@@ -27,7 +27,7 @@ import optax
 from absl import logging
 
 from lib.common import extras
-from lib.common import config as config_lib, mesh as mesh_lib, plotting, train_loop
+from lib.common import config as config_lib, mesh as mesh_lib, optim, plotting, train_loop
 from lib.common import guards, report as common_report, workdir as wd
 from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
 from lib.fleg3d.model import FlegNet
@@ -60,8 +60,8 @@ def make_task(config, variant: str, bank: bank_lib.Bank, base_text: np.ndarray) 
     txt = jnp.asarray(base_text)
 
     def init_state(key):
-        params = model.init(key, jnp.asarray(bank.points[:1]), jnp.asarray(bank.desc[:1]))
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(
+            model.init(key, jnp.asarray(bank.points[:1]), jnp.asarray(bank.desc[:1])), opt)
 
     def train_step(state, batch, key):
         def loss_fn(p):

@@ -23,7 +23,7 @@ from absl import logging
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
-from lib.common import report, train_loop
+from lib.common import optim, report, train_loop
 from lib.common import workdir as wd
 from lib.common.stages import Stages
 from lib.data import images
@@ -117,8 +117,7 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
     bs = 128
 
     def init_state(key):
-        params = clf.init(key, jnp.asarray(train.images[:1]))
-        return {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        return optim.init_state(clf.init(key, jnp.asarray(train.images[:1])), opt)
 
     def train_step(state, batch, key):
         del key

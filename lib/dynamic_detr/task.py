@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from lib.common import train_loop
+from lib.common import optim, train_loop
 from lib.dynamic_detr import objectives, prefetch
 from lib.dynamic_detr.model import Detector, token_layout
 from lib.dynamic_detr.spec import EncoderSpec, make_spec
@@ -95,7 +95,7 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
     def init_state(key):
         params = (init_params if init_params is not None
                   else det.init(key, jnp.zeros((1, size, size, 3))))
-        state = {"params": params, "opt_state": opt.init(params), "step": jnp.int32(0)}
+        state = optim.init_state(params, opt)
         if teacher is not None:
             state["teacher"] = teacher
         return state
