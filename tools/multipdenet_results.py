@@ -1,46 +1,34 @@
-"""Collect the MultiPDENet sweep's results.json files into one table and one figure per system.
+"""Print the MultiPDENet sweep's table, write its files and put it into the README.
 
-    python tools/multipdenet_results.py --root=workdirs/multipdenet --variant=quick \
-        --out=experiments/multipdenet/results_quick
+    python tools/multipdenet_sweep.py --systems=burgers,navier_stokes,gray_scott,kdv --sweep=all
+    python tools/multipdenet_results.py --workdir=workdirs/multipdenet/collected_quick \
+        --out=experiments/multipdenet/results_quick --readme=experiments/multipdenet/README.md
 
-Writes `<out>.md` (a markdown table: model × system × RMSE, MAE, MNAD, HCT with their
-spread over the test trajectories), `<out>.json` (the same numbers) and, per system,
-`<out>_correlation_<system>.png` (correlation against time of every model). With
-`--readme=experiments/multipdenet/README.md` the table also replaces the text between
-`<!-- results:<variant>:begin -->` and `<!-- results:<variant>:end -->` there.
+Reads the sweep's collection (`<root>/collected_<variant>/`, written by the sweep tool:
+results.json = {system: {run: results}}), prints the table (model × system × RMSE, MAE,
+MNAD, HCT with their spread over the test trajectories) and writes `<out>.md`, `<out>.json`
+and, per system, `<out>_correlation_<system>.png`. With `--readme` the table replaces the
+block `<!-- results:<tag>:begin/end -->` there.
 """
 from __future__ import annotations
 
-import os
-import platform
-
-from absl import app, flags
+from absl import flags
 
 from lib.common import workdir as wd
-from lib.multipdenet.report import collect, correlation_plots, splice, table
+from lib.common.report import results_tool
+from lib.multipdenet import report
 
-_ROOT = flags.DEFINE_string("root", "workdirs/multipdenet", "Sweep root (see multipdenet_sweep.py).")
-_VARIANT = flags.DEFINE_string("variant", "quick", "Config variant of the runs to collect.")
 _OUT = flags.DEFINE_string("out", "experiments/multipdenet/results_quick", "Output path prefix.")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the table.")
 
-def main(_):
-    results = collect(_ROOT.value, _VARIANT.value)
-    if not results:
-        raise SystemExit(f"no results.json under {_ROOT.value}/*_{_VARIANT.value}/*/")
-    md = table(results)
-    machine = (f"Measured on {platform.machine()} with {os.cpu_count()} CPU cores "
-               f"({next(iter(next(iter(results.values())).values()))['device']}).")
-    text = f"{md}\n\n{machine}"
+
+def render(results: dict, config: dict) -> str:
+    text = report.render(results, config)
     with open(f"{_OUT.value}.md", "w") as f:
         f.write(text + "\n")
     wd.write_json_atomic(f"{_OUT.value}.json", results)
-    plots = correlation_plots(results, _OUT.value)
-    if _README.value:
-        splice(_README.value, _VARIANT.value, text)
-    print(text)
-    print("\n".join(plots))
+    print("\n".join(report.correlation_plots(results, _OUT.value)))
+    return text
 
 
 if __name__ == "__main__":
-    app.run(main)
+    results_tool("multipdenet", render, default_workdir="workdirs/multipdenet/collected_quick")

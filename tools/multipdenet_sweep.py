@@ -6,8 +6,8 @@
 Each run is `experiments/multipdenet/main.py` in a subprocess (so a crash or a blow-up in
 one run does not stop the others) with the overrides its sweep yields, in
 `<root>/<system>_<variant>/<run name>/`. A run whose workdir already has results.json is
-skipped, and an interrupted one resumes from its checkpoints. Then
-`tools/multipdenet_results.py` builds the table.
+skipped, and an interrupted one resumes from its checkpoints. Finally the finished runs are
+collected into `<root>/collected_<variant>/`, which `tools/multipdenet_results.py` renders.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import sys
 import time
 from absl import app, flags, logging
 
-from experiments.multipdenet.sweeps import command, runs
+from lib.multipdenet.report import write_collection
+from lib.multipdenet.sweeps import command, runs
 
 _SYSTEMS = flags.DEFINE_list("systems", ["burgers"], "burgers, navier_stokes, gray_scott, kdv.")
 _SWEEP = flags.DEFINE_enum("sweep", "main", ["main", "ablations", "all"],
@@ -49,6 +50,8 @@ def main(_):
             logging.info("%s/%s: exit %d after %.0f s", system, name, rc, time.time() - t0)
             if rc:
                 failed.append(f"{system}/{name}")
+    if not _DRY.value:
+        print("collected:", write_collection(_ROOT.value, _VARIANT.value))
     if failed:
         print("failed runs (see their log.txt):", ", ".join(failed))
         sys.exit(1)

@@ -14,7 +14,7 @@ import math
 
 from absl import app, flags
 
-from experiments.multipdenet import train
+from lib.multipdenet.runs import evaluate_transfer
 
 _WORKDIRS = flags.DEFINE_list("workdirs", [], "Trained Navier–Stokes run folders.")
 _CASES = flags.DEFINE_list("cases", ["re500", "re2000", "forcing_k2", "domain_4pi"], "Which cases.")
@@ -40,7 +40,7 @@ def main(_):
             raise app.UsageError(f"unknown case {case!r}; allowed: {sorted(CASES)}")
         overrides = {"data.n_train": 1, "data.n_test": _N_TEST.value, **CASES[case]}
         for workdir in _WORKDIRS.value:
-            r = train.evaluate_transfer(workdir, overrides, case)
+            r = evaluate_transfer(workdir, overrides, case)
             rows.append((case, r["model"], r))
     print("| case | model | RMSE | HCT | horizon |")
     print("|---|---|---|---|---|")

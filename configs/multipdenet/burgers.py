@@ -13,7 +13,7 @@ Baselines and ablations are overrides, e.g. --config.model.name=fno,
 """
 from configs.multipdenet import _base
 from configs.pde_data import burgers as data
-from experiments.multipdenet.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper")
@@ -26,11 +26,11 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "burgers_tiny"),
-        "quick": lambda: _base.build(
-            _base.coarser(data.get_config("quick"), 8), tag="burgers_quick", num_steps=250, window=4,
-            batch_size=4, lr=3e-3, fno_modes=4, fno_width=12, baseline_fno_modes=8,
-            log_every=10, checkpoint_every=50),
-        "paper": lambda: _base.build(
-            data.get_config("paper"), tag="burgers_paper", num_steps=10000, window=20,
-            batch_size=16, lr=5e-3, checkpoint_every=500),
+        "quick": lambda: config(_base.coarser(data.get_config("quick"), 8), {
+            "tag": "burgers_quick", "train.num_steps": 250, "train.window": 4,
+            "train.batch_size": 4, "optim.lr": 3e-3, "model.fno_modes": 4,
+            "baseline.fno_modes": 8, "train.checkpoint_every": 50}),
+        "paper": lambda: config(data.get_config("paper"), {
+            "tag": "burgers_paper", "train.num_steps": 10000, "train.window": 20,
+            "train.batch_size": 16, "optim.lr": 5e-3, "train.checkpoint_every": 500}),
     }, arg, default="quick")

@@ -10,7 +10,7 @@ Variants:
 """
 from configs.multipdenet import _base
 from configs.pde_data import gray_scott as data
-from experiments.multipdenet.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper")
@@ -19,13 +19,11 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "gray_scott_tiny"),
-        "quick": lambda: _base.build(
-            _base.coarser(data.get_config("quick"), 4),
-            tag="gray_scott_quick", num_steps=300, window=4, batch_size=4,
-            lr=2e-3, fno_modes=8, fno_width=12, baseline_fno_modes=12,
-            baseline_unet_features=(16, 32, 64), log_every=10,
-            checkpoint_every=50),
-        "paper": lambda: _base.build(
-            data.get_config("paper"), tag="gray_scott_paper", num_steps=10000, window=16,
-            batch_size=16, lr=2e-3, checkpoint_every=500),
+        "quick": lambda: config(_base.coarser(data.get_config("quick"), 4), {
+            "tag": "gray_scott_quick", "train.num_steps": 300, "train.window": 4,
+            "train.batch_size": 4, "optim.lr": 2e-3, "model.fno_modes": 8,
+            "baseline.unet_features": (16, 32, 64), "train.checkpoint_every": 50}),
+        "paper": lambda: config(data.get_config("paper"), {
+            "tag": "gray_scott_paper", "train.num_steps": 10000, "train.window": 16,
+            "train.batch_size": 16, "optim.lr": 2e-3, "train.checkpoint_every": 500}),
     }, arg, default="quick")

@@ -14,7 +14,7 @@ Variants:
 """
 from configs.multipdenet import _base
 from configs.pde_data import kdv as data
-from experiments.multipdenet.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper")
@@ -23,12 +23,11 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "kdv_tiny"),
-        "quick": lambda: _base.build(
-            data.get_config("quick"), n_micro=8,
-            tag="kdv_quick", num_steps=300, window=9, batch_size=8, lr=2e-3,
-            fno_modes=8, fno_width=16, baseline_fno_modes=16, log_every=10,
-            checkpoint_every=50),
-        "paper": lambda: _base.build(
-            data.get_config("paper"), tag="kdv_paper", num_steps=10000, window=9,
-            batch_size=32, lr=2e-3, checkpoint_every=500),
+        "quick": lambda: config(data.get_config("quick"), {
+            "tag": "kdv_quick", "model.n_micro": 8, "train.num_steps": 300, "train.window": 9,
+            "train.batch_size": 8, "optim.lr": 2e-3, "model.fno_modes": 8,
+            "model.fno_width": 16, "baseline.fno_modes": 16, "train.checkpoint_every": 50}),
+        "paper": lambda: config(data.get_config("paper"), {
+            "tag": "kdv_paper", "train.num_steps": 10000, "train.window": 9,
+            "train.batch_size": 32, "optim.lr": 2e-3, "train.checkpoint_every": 500}),
     }, arg, default="quick")

@@ -1,9 +1,16 @@
-"""What a MultiPDENet experiment config may hold, and the checks run before any compute.
+"""MultiPDENet's config: every key's default together with its rule, and the checks run
+before any compute.
 
-Blocks: `dataset` (a `configs/pde_data` config: pde, params, data), `data_root`, `model`,
-`baseline`, `optim`, `train` (shared block + window, batch_size), `eval`, `mesh`, `tag`.
+`KEYS` maps each dotted key to `Key(default, rule[, before])`; `config(dataset, overrides)`
+builds a config from those defaults (a `configs/multipdenet/*.py` file states only what
+differs), and `validate` checks a config against the same rules plus the cross-field
+checks. `before` is the value that reproduces a run recorded before the key existed
+(`ADDED_KEYS`, given to `wd.prepare` and to `runs.run_config`). `dataset` is a
+`configs/pde_data` config; its rules are `lib.pde.data_config.schema`.
 """
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import ml_collections
 
@@ -13,50 +20,92 @@ from lib.pde import data_config, dataset as dataset_lib
 
 MODELS = ("multipdenet", "fno", "unet", "coarse_solver")
 NETS = ("fno", "unet", "none")
+REQUIRED = "<required>"  # a default every config file must state
+_NEW = object()
 
-_MODEL = {
-    "model.name": Choice(MODELS),
-    "model.n_micro": Int(lo=1, hi=64),
-    "model.integrator": Choice(("rk4", "euler")),
-    "model.filter_mode": Choice(("symmetric", "free", "frozen")),
-    "model.filter_layout": Choice(("sum_rules", "p2c2net")),
-    "model.corrector_every": Choice(("stage", "micro", "macro")),
-    "model.corrector": Choice(NETS),
-    "model.micro_net": Choice(NETS),
-    "model.macro_net": Choice(NETS),
-    "model.fno_modes": Int(lo=1),
-    "model.fno_width": Int(lo=1),
-    "model.fno_depth": Int(lo=1),
-    "model.fno_projection": Int(lo=1),
-    "model.unet_features": Ints(lo=1),
-    "baseline.fno_modes": Int(lo=1),
-    "baseline.fno_width": Int(lo=1),
-    "baseline.fno_depth": Int(lo=1),
-    "baseline.fno_projection": Int(lo=1),
-    "baseline.unet_features": Ints(lo=1),
-    "baseline.solver_steps_per_frame": Int(lo=0),
+
+class Key(NamedTuple):
+    default: Any
+    rule: config_lib.Rule
+    before: Any = _NEW  # the value of runs recorded before the key existed
+
+
+def _shared(prefix: str, block: ml_collections.ConfigDict, rules: config_lib.Schema) -> dict:
+    flat = config_lib.flatten(block, prefix + ".")
+    return {k: Key(v, rules[k]) for k, v in flat.items()}
+
+
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "data_root": Key("data/pde", Str(allow_empty=False)),
+    "model.name": Key("multipdenet", Choice(MODELS)),
+    "model.n_micro": Key(4, Int(lo=1, hi=64)),
+    "model.integrator": Key("rk4", Choice(("rk4", "euler"))),
+    "model.filter_mode": Key("symmetric", Choice(("symmetric", "free", "frozen"))),
+    "model.filter_layout": Key("sum_rules", Choice(("sum_rules", "p2c2net"))),
+    "model.corrector_every": Key("stage", Choice(("stage", "micro", "macro")), before="stage"),
+    "model.corrector": Key("fno", Choice(NETS)),
+    "model.micro_net": Key("fno", Choice(NETS)),
+    "model.macro_net": Key("fno", Choice(NETS)),
+    "model.fno_modes": Key(12, Int(lo=1)),
+    "model.fno_width": Key(12, Int(lo=1)),
+    "model.fno_depth": Key(2, Int(lo=1)),
+    "model.fno_projection": Key(50, Int(lo=1)),
+    "model.unet_features": Key((16, 32, 64), Ints(lo=1)),
+    "baseline.fno_modes": Key(12, Int(lo=1)),
+    "baseline.fno_width": Key(32, Int(lo=1)),
+    "baseline.fno_depth": Key(4, Int(lo=1)),
+    "baseline.fno_projection": Key(64, Int(lo=1)),
+    "baseline.unet_features": Key((32, 64, 128), Ints(lo=1)),
+    "baseline.solver_steps_per_frame": Key(0, Int(lo=0)),
+    "optim.lr": Key(REQUIRED, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.end_lr_factor": Key(0.05, Float(lo=0.0, hi=1.0)),
+    "optim.warmup_steps": Key(20, Int(lo=0)),
+    "optim.weight_decay": Key(0.0, Float(lo=0.0)),
+    "optim.grad_clip": Key(1.0, Float(lo=0.0, lo_open=True)),
+    **_shared("train", config_lib.train_block(REQUIRED), config_lib.TRAIN_SCHEMA),
+    "train.window": Key(REQUIRED, Int(lo=1)),
+    "train.batch_size": Key(REQUIRED, Int(lo=1)),
+    "eval.n_steps": Key(-1, Int(lo=-1)),
+    "eval.hct_threshold": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "eval.batch_size": Key(10, Int(lo=1)),
+    "eval.n_snapshots": Key(5, Int(lo=1, hi=12)),
+    "eval.plots": Key(True, Bool()),
+    **_shared("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
-_OTHER = {
-    "tag": Str(allow_empty=False),
-    "data_root": Str(allow_empty=False),
-    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.end_lr_factor": Float(lo=0.0, hi=1.0),
-    "optim.warmup_steps": Int(lo=0),
-    "optim.weight_decay": Float(lo=0.0),
-    "optim.grad_clip": Float(lo=0.0, lo_open=True),
-    "train.window": Int(lo=1),
-    "train.batch_size": Int(lo=1),
-    "eval.n_steps": Int(lo=-1),
-    "eval.hct_threshold": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "eval.batch_size": Int(lo=1),
-    "eval.n_snapshots": Int(lo=1, hi=12),
-    "eval.plots": Bool(),
-}
+ADDED_KEYS = {k: key.before for k, key in KEYS.items() if key.before is not _NEW}
+
+
+def config(dataset: ml_collections.ConfigDict, overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) and `dataset` in place.
+
+    ConfigError for an unknown key or a required key (`tag`, `optim.lr`, `train.num_steps`,
+    `train.window`, `train.batch_size`) left unstated.
+    """
+    unknown = sorted(set(overrides) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"lib/multipdenet/config_schema.py: unknown config key '{unknown[0]}'; "
+                          f"allowed keys: {sorted(KEYS)}")
+    flat = {k: key.default for k, key in KEYS.items()} | dict(overrides)
+    missing = sorted(k for k, v in flat.items() if isinstance(v, str) and v == REQUIRED)
+    if missing:
+        raise ConfigError(f"lib/multipdenet/config_schema.py: the config must state {missing}")
+    c = ml_collections.ConfigDict()
+    c.dataset = dataset
+    for key, value in flat.items():
+        *parents, leaf = key.split(".")
+        block = c
+        for name in parents:
+            if name not in block:
+                block[name] = ml_collections.ConfigDict()
+            block = block[name]
+        block[leaf] = value
+    return c
 
 
 def schema(pde: str) -> dict[str, config_lib.Rule]:
     rules = {f"dataset.{k}": v for k, v in data_config.schema(pde).items()}
-    return rules | _MODEL | _OTHER | config_lib.TRAIN_SCHEMA | config_lib.MESH_SCHEMA
+    return rules | {k: key.rule for k, key in KEYS.items()}
 
 
 def _check_physics(config: ml_collections.ConfigDict) -> None:

@@ -1,8 +1,14 @@
-"""Results of a MultiPDENet sweep: collect results.json files, tabulate, plot, splice."""
+"""Results of a MultiPDENet sweep: collect results.json files, tabulate, plot, splice.
+
+`write_collection(root, variant)` stores `{system: {run: results.json}}` of a sweep as
+`<root>/collected_<variant>/results.json` (with a config.json naming the sweep and the
+machine), the folder `tools/multipdenet_results.py` renders through `results_tool`.
+"""
 from __future__ import annotations
 
 import glob
 import os
+import platform
 
 import numpy as np
 
@@ -21,6 +27,26 @@ def collect(root: str, variant: str) -> dict[str, dict[str, dict]]:
         system = os.path.basename(os.path.dirname(os.path.dirname(path)))[: -len(variant) - 1]
         out.setdefault(system, {})[run] = wd.read_json(path)
     return out
+
+
+def write_collection(root: str, variant: str) -> str | None:
+    """Collect the sweep under `root` into `<root>/collected_<variant>/`; its path, or None
+    when no run has finished."""
+    results = collect(root, variant)
+    if not results:
+        return None
+    device = next(iter(next(iter(results.values())).values()))["device"]
+    machine = f"Measured on {platform.machine()} with {os.cpu_count()} CPU cores ({device})."
+    folder = os.path.join(root, f"collected_{variant}")
+    wd.write_json_atomic(os.path.join(folder, wd.RESULTS), results)
+    wd.write_json_atomic(os.path.join(folder, wd.CONFIG),
+                         {"tag": variant, "root": root, "machine": machine})
+    return folder
+
+
+def render(results: dict[str, dict[str, dict]], config: dict) -> str:
+    """The README block of a collected sweep: the table and the machine line."""
+    return f"{table(results)}\n\n{config['machine']}"
 
 
 def _fmt(pair) -> str:

@@ -13,6 +13,7 @@ from experiments.multipdenet import train
 from lib.common import config as config_lib, workdir as wd
 from lib.common.config import ConfigError
 from lib.multipdenet import model as mp
+from lib.multipdenet.runs import run_config
 from tests.fast_compile import fast_jit
 
 N, DT = 16, 0.02
@@ -114,7 +115,7 @@ def test_workdir_written_before_the_key_resumes_and_loads(tmp_path):
     os.makedirs(workdir, exist_ok=True)
     with open(os.path.join(workdir, wd.CONFIG), "w") as f:
         json.dump(old, f)
-    loaded = train._run_config(workdir)
+    loaded = run_config(workdir)
     assert loaded.model.corrector_every == "stage"
     train.validate(loaded)
     wd.prepare(workdir, config_lib.to_json_dict(config), added=train.ADDED_KEYS)  # resumes

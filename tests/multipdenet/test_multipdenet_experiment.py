@@ -10,6 +10,9 @@ import pytest
 from experiments.multipdenet import train
 from lib.common import config as config_lib
 from lib.multipdenet import data as data_lib, emulators
+from lib.multipdenet.runs import evaluate_transfer
+from lib.multipdenet.training import window_loss
+from tests import experiment_runs
 
 CONFIG = "configs/multipdenet/burgers.py:tiny"
 
@@ -26,9 +29,8 @@ def _config(data_root, **overrides):
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, data_root):
-    workdir = str(tmp_path_factory.mktemp("run"))
-    results = train.train_and_evaluate(_config(data_root), workdir)
-    return workdir, results
+    # compiled as the rerun test's second run is: that test compares rmse bit for bit
+    return experiment_runs.tiny_run(tmp_path_factory, train, _config(data_root))
 
 
 def test_tiny_run_writes_results_and_plots(tiny_run):
@@ -63,7 +65,7 @@ def test_one_train_step_lowers_the_loss_on_a_fixed_batch(data_root):
     for _ in range(3):
         state, m = step(state, batch, jax.random.key(1))
         losses.append(float(m["loss"]))
-    after = float(train.window_loss(emulator, state["params"], batch, config.train.window))
+    after = float(window_loss(emulator, state["params"], batch, config.train.window))
     assert after < losses[0], (losses, after)
 
 
@@ -117,10 +119,10 @@ def test_window_batches_are_pure_functions_of_the_step():
 
 def test_transfer_to_other_viscosity_uses_trained_params(tiny_run, data_root):
     workdir, _ = tiny_run
-    out = train.evaluate_transfer(workdir, {"params.viscosity": 0.01, "data.n_train": 1}, "nu001",
+    out = evaluate_transfer(workdir, {"params.viscosity": 0.01, "data.n_train": 1}, "nu001",
                                   data_root=data_root)
     saved = json.load(open(os.path.join(workdir, "transfer", "nu001.json")))
     assert saved["rmse"] == out["rmse"] and np.isfinite(out["rmse"][0])
     assert saved["overrides"]["params.viscosity"] == 0.01
     with pytest.raises(ValueError, match="is not a run folder"):
-        train.evaluate_transfer(os.path.dirname(workdir), {}, "x", data_root=data_root)
+        evaluate_transfer(os.path.dirname(workdir), {}, "x", data_root=data_root)

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from experiments.multipdenet import sweeps as sweep
+from lib.multipdenet import sweeps as sweep
 from lib.multipdenet import report as results_tool
 
 
@@ -39,7 +39,7 @@ def test_table_ratios_and_splice(tmp_path):
 
 def test_sweeps_name_valid_overrides():
     from lib.common import config as config_lib
-    from experiments.multipdenet.config_schema import validate
+    from lib.multipdenet.config_schema import validate
     for system in ("burgers", "navier_stokes", "gray_scott", "kdv"):
         base = config_lib.load_config(f"configs/multipdenet/{system}.py:tiny")
         names = []
@@ -47,3 +47,23 @@ def test_sweeps_name_valid_overrides():
             validate(config_lib.apply_overrides(base, overrides))
             names.append(name)
         assert len(names) == len(set(names)) >= 9
+
+
+def test_collection_renders_the_stored_table(tmp_path):
+    root = str(tmp_path / "runs")
+    _fake(root, "burgers", "multipdenet", 1.5)
+    _fake(root, "burgers", "fno", 0.5)
+    folder = results_tool.write_collection(root, "quick")
+    assert folder == os.path.join(root, "collected_quick")
+    stored = json.load(open(os.path.join(folder, "results.json")))
+    config = json.load(open(os.path.join(folder, "config.json")))
+    assert config["machine"].endswith("CPU cores (cpu).")
+    config["machine"] = "Measured on M."
+    assert results_tool.render(stored, config) == (
+        "| system | model | RMSE | MAE | MNAD | HCT (time units) | horizon | HCT / best baseline HCT "
+        "| params | train steps | train wall s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| burgers | multipdenet | 0.1 ± 0.01 | 0.05 ± 0 | 0.01 ± 0 | 1.5 ± 0.1 | 2 | 3.00 | 10 | 5 | 1 |\n"
+        "| burgers | fno | 0.1 ± 0.01 | 0.05 ± 0 | 0.01 ± 0 | 0.5 ± 0.1 | 2 | 1.00 | 10 | 5 | 1 |\n"
+        "\nMeasured on M.")
+    assert results_tool.write_collection(str(tmp_path / "empty"), "quick") is None

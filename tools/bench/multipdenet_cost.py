@@ -42,12 +42,13 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from experiments.multipdenet import train
 from lib.common import config as config_lib
 from lib.common import report
 from lib.common import workdir as wd
 from lib.multipdenet import emulators
 from lib.multipdenet import model as mpn
+from lib.multipdenet import training
+from lib.multipdenet.config_schema import validate
 from lib.pde import data_config, dataset as dataset_lib, navier_stokes
 
 flags.DEFINE_string("config", "configs/multipdenet/navier_stokes.py", "MultiPDENet config file.")
@@ -78,7 +79,7 @@ def model_rollout(config, meta: dict, n: int, *, nets: bool, corrector: bool = T
                   ) -> tuple[Callable, Any]:
     """(`u0 -> frames`, params) of MultiPDENet on an n² grid with the config's networks."""
     m = config.model
-    spec = (lambda kind: train._net_spec(kind, m)) if nets else (lambda kind: None)
+    spec = (lambda kind: training.net_spec(kind, m)) if nets else (lambda kind: None)
     model = mpn.make_model(
         "navier_stokes", h=meta["length"] / n, macro_dt=meta["frame_dt"], n_micro=m.n_micro,
         integrator=m.integrator,
@@ -128,7 +129,7 @@ def benchmark() -> dict:
     load_start = os.getloadavg()
     source = f"{FLAGS.config}:{FLAGS.variant}"
     config = config_lib.load_config(source)
-    train.validate(config)
+    validate(config)
     meta = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))
     if meta["pde"] != "navier_stokes" or config.model.name != "multipdenet":
         raise ValueError(f"{source}: the benchmark needs a MultiPDENet config on navier_stokes, "
