@@ -11,13 +11,7 @@ and with `--readme` replaces the text between `<!-- results:TAG:begin -->` and
 from __future__ import annotations
 
 from lib.common.report import results_tool
-from lib.dsl.report import tables
-
-
-def render(results: dict, config: dict) -> str:
-    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
-            f"in {results['wall_s'] / 60:.0f} min (shared machine, several jobs at once).")
-
+from lib.dsl.report import render
 
 if __name__ == "__main__":
     results_tool("dsl", render)

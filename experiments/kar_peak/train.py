@@ -36,7 +36,7 @@ from lib.kar_peak import fit as fit_lib
 from lib.kar_peak import metrics, plots, tasks
 from lib.kar_peak.config_schema import validate
 from lib.kar_peak.ntk import empirical_ntk, relu_ntk_infinite
-from lib.kar_peak.report import summarise, tables
+from lib.kar_peak.report import tables, targets
 from lib.kar_peak.config_schema import optional_modules
 
 
@@ -179,7 +179,7 @@ def train_and_evaluate(config, workdir: str):
     if "regression" in config.parts:
         results["regression"] = run_regression(config, workdir, mesh)
     results["wall_s"] = time.time() - t0
-    results["targets"] = summarise(results, config.methods)
+    results["targets"] = targets(results, config.methods)
     guards.check_preempted("writing results.json")
     if mesh_lib.is_primary():
         wd.write_json_atomic(os.path.join(workdir, wd.RESULTS), results)

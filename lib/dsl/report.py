@@ -99,6 +99,12 @@ def tables(results: dict) -> str:
     return "\n".join(lines)
 
 
+def render(results: dict, config: dict) -> str:
+    """The README block: the tables and the run line (config tag, machine, wall minutes)."""
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
+            f"in {results['wall_s'] / 60:.0f} min (shared machine, several jobs at once).")
+
+
 def _metrics(path: str) -> list[dict]:
     if not os.path.exists(path):
         return []

@@ -1,5 +1,5 @@
-"""Targets and markdown tables of a KAR/PEAK run's results.json (used by train.py and
-tools/kar_peak_results.py)."""
+"""Targets, markdown tables and the README block (`render`) of a KAR/PEAK run's results.json
+(used by train.py and tools/kar_peak_results.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +22,7 @@ def _cells(rows):
     return out
 
 
-def summarise(results: dict, methods) -> dict:
+def targets(results: dict, methods) -> dict:
     """The issue's targets, each {"value": ..., "met": bool} (absent parts are skipped)."""
     out = {}
     base = baselines(methods)
@@ -111,3 +111,14 @@ def tables(results: dict) -> str:
                   regression_table(results), ""]
     parts += ["Targets:", "", targets_table(results)]
     return "\n".join(parts)
+
+
+def render(results: dict, config: dict) -> str:
+    """The README block: the targets recomputed from the measured rows, the tables, the run
+    line (config tag, size, steps, machine, wall time)."""
+    results["targets"] = targets(results, config["methods"])
+    steps = [f"{config['train']['num_steps']} steps per image fit"] if "images" in results else []
+    if "regression" in results:
+        steps.append(f"{config['regression']['num_steps']} per 1-D fit")
+    return (f"{tables(results)}\n\nConfig `{config['tag']}` ({config['data']['size']}², "
+            f"{', '.join(steps)}); measured on {results['machine']} in {results['wall_s']:.0f} s.")
