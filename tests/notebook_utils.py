@@ -13,6 +13,16 @@ kernel after the last cell (in an extra cell that is not saved, with `os` import
 value comes back via `repr` / `ast.literal_eval`, so it must be built of literals (floats,
 lists, dicts).
 
+A test module shares one execution through a module-scoped fixture:
+
+    NOTEBOOK = notebook_path("gmflow")
+    run = module_run(NOTEBOOK, PROBE)        # run -> (nb, probe)
+
+`fast_compile=True` runs the kernel with XLA's backend optimisation off (as
+`tests.fast_compile`; values agree to rounding). It pays only where compiling dominates the
+notebook's CPU time; where its training runs long the unoptimised code costs more than the
+compiles save (measure the kernel's CPU seconds, `KERNEL_CPU_S`, both ways).
+
 Run as a script, it re-executes notebooks and writes them back with their outputs and
 without execution timing metadata (how the committed notebooks were produced):
 
@@ -26,6 +36,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL_NAME = "python3"
 PROBE_MARKER = "__notebook_probe__="
 # user + system CPU seconds of the kernel process and its children (a load-independent cost)
@@ -50,11 +61,31 @@ def strip_timing(nb) -> None:
     nb.metadata.pop("widgets", None)
 
 
-def execute(path: str, probe: str | None = None, timeout: int = 900):
+def notebook_path(experiment: str) -> str:
+    """experiments/<experiment>/notebook.ipynb under the repository root (absolute)."""
+    return os.path.join(ROOT, "experiments", experiment, "notebook.ipynb")
+
+
+def module_run(path: str, probe: str, fast_compile: bool = False):
+    """A module-scoped pytest fixture `run`: (executed notebook, probe value) of one
+    `execute(path, probe, fast_compile=fast_compile)`, shared by the module's tests."""
+    import pytest
+
+    @pytest.fixture(scope="module", name="run")
+    def run():
+        return execute(path, probe=probe, fast_compile=fast_compile)
+
+    return run
+
+
+def execute(path: str, probe: str | None = None, timeout: int = 900,
+            fast_compile: bool = False):
     """Run the notebook at `path` top to bottom; returns (executed notebook, probe value).
 
     Cell errors are recorded as outputs (allow_errors), so a failing notebook comes back
     with its traceback for `error_outputs`; `timeout` (s per cell) only catches hangs.
+    fast_compile: the kernel compiles with XLA's backend optimisation off
+    (JAX_DISABLE_MOST_OPTIMIZATIONS=1 in its environment).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -65,6 +96,8 @@ def execute(path: str, probe: str | None = None, timeout: int = 900):
         nb.cells.append(nbformat.v4.new_code_cell(
             f"import os\nprint({PROBE_MARKER!r} + repr({probe}))"))
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    if fast_compile:
+        env["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"
     with tempfile.TemporaryDirectory(prefix="nb_kernel_") as kernel_dir:
         client = NotebookClient(nb, km=_kernel_manager(kernel_dir), timeout=timeout,
                                 allow_errors=True, record_timing=False,

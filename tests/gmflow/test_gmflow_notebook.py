@@ -10,12 +10,11 @@ import os
 import numpy as np
 import pytest
 
-from tests.notebook_utils import error_outputs, execute, image_count
+from tests.notebook_utils import error_outputs, image_count, module_run, notebook_path
 
 pytestmark = pytest.mark.slow   # a kernel, JAX compiles and a short training run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NOTEBOOK = os.path.join(ROOT, "experiments", "gmflow", "notebook.ipynb")
+NOTEBOOK = notebook_path("gmflow")
 
 PROBE = """{
     "cwd": os.getcwd(), "nfes": list(NFES), "steps": int(config.train.num_steps),
@@ -27,9 +26,7 @@ PROBE = """{
 }"""
 
 
-@pytest.fixture(scope="module")
-def run():
-    return execute(NOTEBOOK, probe=PROBE)
+run = module_run(NOTEBOOK, PROBE)
 
 
 def test_notebook_runs_from_its_folder_and_shows_the_grid(run):

@@ -9,12 +9,11 @@ import os
 import numpy as np
 import pytest
 
-from tests.notebook_utils import error_outputs, execute, image_count
+from tests.notebook_utils import error_outputs, image_count, module_run, notebook_path
 
 pytestmark = pytest.mark.slow   # a kernel, JAX compiles and a short training run
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NOTEBOOK = os.path.join(ROOT, "experiments", "multipdenet", "notebook.ipynb")
+NOTEBOOK = notebook_path("multipdenet")
 
 PROBE = """{
     "cwd": os.getcwd(), "workdir_is_none": WORKDIR is None,
@@ -28,9 +27,9 @@ PROBE = """{
 }"""
 
 
-@pytest.fixture(scope="module")
-def run():
-    return execute(NOTEBOOK, probe=PROBE)
+# XLA backend optimisation off in the kernel: its train step compiles for minutes otherwise
+# (kernel CPU 113 s -> 78 s)
+run = module_run(NOTEBOOK, PROBE, fast_compile=True)
 
 
 def test_notebook_runs_from_its_folder_and_shows_figures(run):
