@@ -45,7 +45,7 @@ from absl import app, flags
 from lib.common import config as config_lib
 from lib.common import report
 from lib.common import workdir as wd
-from lib.multipdenet import emulators
+from lib.multipdenet import emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet import training
 from lib.multipdenet.config_schema import validate
@@ -112,12 +112,7 @@ def measure(cases: list[dict]) -> None:
                                               ).any(axis=(0, 2)).sum())
         case["times"] = []
         print(f"compiled {case['name']} ({case['compile_s']:.1f} s)", flush=True)
-    for r in range(FLAGS.repeats):
-        k = r % len(cases)
-        for case in cases[k:] + cases[:k]:
-            t0 = time.perf_counter()
-            jax.block_until_ready(case["compiled"](case["params"], case["u0"]))
-            case["times"].append(time.perf_counter() - t0)
+    front.interleaved_rounds(cases, FLAGS.repeats)
     for case in cases:
         per_step = [t / FLAGS.macro_steps * 1e3 for t in case["times"]]
         case["ms_per_macro_step"] = statistics.median(per_step)

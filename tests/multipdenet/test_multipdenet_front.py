@@ -1,0 +1,66 @@
+"""lib/multipdenet/front.py (tools/bench/multipdenet_front.py) and attractor.py: HCT per IC,
+the front's interpolation, spectral resampling, the energy spectrum."""
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from lib.multipdenet import attractor, front, metrics
+from lib.pde import navier_stokes
+
+
+def test_front_hct_equals_the_metrics_hct_per_ic():
+    rng = np.random.RandomState(0)
+    truth = rng.randn(3, 6, 8, 8, 2).astype(np.float32)
+    noise = np.linspace(0.0, 2.0, 6)[None, :, None, None, None] * np.asarray([1, 2, 4])[:, None, None, None, None]
+    pred = truth + noise * rng.randn(*truth.shape).astype(np.float32)
+    got = front.hcts(pred, truth, 0.1, 0.8)
+    for i in range(3):
+        corr = metrics.correlation_per_step(jnp.asarray(pred[i]), jnp.asarray(truth[i]))
+        assert got[i] == pytest.approx(float(metrics.high_correlation_time(corr, 0.1, 0.8)))
+    assert got[0] > got[2]  # more noise, shorter HCT
+    w_pred, w_truth = front.vorticity(pred, 2 * math.pi), front.vorticity(truth, 2 * math.pi)
+    assert w_pred.shape == (3, 6, 8, 8)
+    np.testing.assert_allclose(w_truth[1, 2], navier_stokes.velocity_to_vorticity(
+        jnp.moveaxis(jnp.asarray(truth[1, 2]), -1, 0), 2 * math.pi), atol=1e-5)
+
+
+def test_interpolation_on_a_known_monotone_front():
+    points = [{"cost": 1.0, "hct": 1.0}, {"cost": 100.0, "hct": 5.0}, {"cost": 10.0, "hct": 3.0},
+              {"cost": 50.0, "hct": 2.0}]  # dominated: cheaper 10.0 has HCT 3
+    f = front.pareto(points)
+    assert [p["cost"] for p in f] == [1.0, 10.0, 100.0]
+    assert front.hct_at(f, math.sqrt(10.0)) == pytest.approx(2.0)  # halfway in log cost
+    assert front.hct_at(f, 10.0) == pytest.approx(3.0)
+    assert front.hct_at(f, 0.5) is None and front.hct_at(f, 200.0) == 5.0  # affords the last
+    assert front.cost_at(f, 4.0) == pytest.approx(math.sqrt(1000.0))
+    assert front.cost_at(f, 6.0) is None
+    h = front.headline({"cost": 10.0, "hct": 4.5}, f, dns_cost=1000.0)
+    assert h["hct_over_front_at_equal_wall"] == pytest.approx(1.5)
+    assert h["wall_ratio_at_equal_hct"] == pytest.approx(10 ** 1.75 / 10.0)
+    assert h["speedup_vs_fine_dns"] == pytest.approx(100.0)
+
+
+def test_resample_is_exact_on_band_limited_fields_and_refuses_upsampling():
+    n, m = 32, 12
+    x = np.arange(n) * 2 * np.pi / n
+    xm = np.arange(m) * 2 * np.pi / m
+    field = lambda g: np.stack([np.sin(g[0]) + np.cos(3 * g[1]), np.sin(2 * g[0] + g[1])], -1)  # noqa: E731
+    got = front.resample(field(np.meshgrid(x, x, indexing="ij")), m)
+    np.testing.assert_allclose(got, field(np.meshgrid(xm, xm, indexing="ij")), atol=1e-12)
+    with pytest.raises(ValueError, match="finer"):
+        front.resample(got, 16)
+
+
+def test_energy_spectrum_sums_to_the_kinetic_energy_and_stationarity():
+    import jax
+    omega = np.asarray(navier_stokes.random_initial_state(jax.random.key(1), 32))[0]
+    u = np.asarray(navier_stokes.vorticity_to_velocity(omega, 2 * math.pi))
+    e = attractor.energy_spectrum(omega, 2 * math.pi)
+    assert e.shape == (16,) and e.sum() == pytest.approx(0.5 * (u**2).sum(0).mean(), rel=1e-5)
+    assert e[0] == pytest.approx(0.0, abs=1e-12) and np.argmax(e) == 4  # peak wavenumber 4
+    decay = np.exp(-np.arange(20.0))[:, None, None] + np.ones((20, 2, 5))
+    d = attractor.stationarity(decay, window=1)
+    assert d[0] > d[5] > d[15] >= 0
+    assert attractor.settled_time(np.arange(20.0), d, 0.01) == pytest.approx(5.0)
