@@ -23,6 +23,7 @@ from absl import app, flags
 
 from lib.latent_ate import dml
 from lib.latent_ate import learners as lrn
+from lib.latent_ate.report import doubleml_table as table
 
 CASES = (  # name, model, score, propensity learner kind
     ("plr_po_ols", "plr", "partialling_out", "ols"),
@@ -97,17 +98,6 @@ def compare(n: int = 800, p: int = 8, n_reps=(1, 3), n_folds: int = 2, seed: int
                              "rel_theta": abs(t_o - t_d) / abs(t_d),
                              "rel_se": abs(s_o - s_d) / abs(s_d)})
     return rows
-
-
-def table(rows) -> str:
-    lines = ["| case | n_rep | θ̂ ours | θ̂ DoubleML | rel. diff | se ours | se DoubleML "
-             "| rel. diff |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['case']} | {r['n_rep']} | {r['theta_ours']:.8f} | "
-                     f"{r['theta_doubleml']:.8f} | {r['rel_theta']:.1e} | {r['se_ours']:.8f} | "
-                     f"{r['se_doubleml']:.8f} | {r['rel_se']:.1e} |")
-    return "\n".join(lines)
 
 
 _N = flags.DEFINE_integer("n", 800, "Rows.")

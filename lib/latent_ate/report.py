@@ -1,4 +1,5 @@
-"""Monte Carlo summaries, the targets, the results tables and the two figures.
+"""Monte Carlo summaries, the targets, the results tables (`render`: the README block of
+tools/latent_ate_results.py) and the two figures.
 
 summarize: over R replications of (θ̂_r, se_r) against the true θ —
   bias = mean θ̂ − θ, its Monte Carlo s.e. sd(θ̂)/√R, RMSE, coverage of θ̂ ± z·se,
@@ -10,8 +11,6 @@ import os
 
 import numpy as np
 from scipy import stats
-
-from lib.common.report import splice  # noqa: F401  (re-exported for the results tool)
 
 
 def summarize(thetas, ses, truth: float, level: float = 0.95) -> dict:
@@ -151,6 +150,71 @@ def rmse_table(results: dict, order=None) -> str:
         cells = [_f(r[k]["mean"]) if k in r else "—" for k, _ in cols]
         lines.append(f"| {setting} | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def target_lines(targets: dict) -> str:
+    """Each target as a row: MET / MISSED and its numbers."""
+    lines = ["| target | status | numbers |", "|---|---|---|"]
+    for name, t in targets.items():
+        nums = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                         for k, v in t.items() if k != "met")
+        lines.append(f"| {name} | {'MET' if t['met'] else 'MISSED'} | {nums} |")
+    return "\n".join(lines)
+
+
+def doubleml_table(rows) -> str:
+    """Rows of tools/latent_ate_vs_doubleml.py's comparison as a markdown table."""
+    lines = ["| case | n_rep | θ̂ ours | θ̂ DoubleML | rel. diff | se ours | se DoubleML "
+             "| rel. diff |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['case']} | {r['n_rep']} | {r['theta_ours']:.8f} | "
+                     f"{r['theta_doubleml']:.8f} | {r['rel_theta']:.1e} | {r['se_ours']:.8f} | "
+                     f"{r['se_doubleml']:.8f} | {r['rel_se']:.1e} |")
+    return "\n".join(lines)
+
+
+def doubleml_lines(data: dict) -> str:
+    """The agreement paragraph and table from the JSON of latent_ate_vs_doubleml.py --out."""
+    status = "MET" if data["worst"] <= data["tol"] else "MISSED"
+    return (f"**Agreement with DoubleML** (same folds, same linear learners, float64): "
+            f"largest relative difference {data['worst']:.1e} (target {data['tol']:g}: "
+            f"{status})\n\n{doubleml_table(data['rows'])}")
+
+
+def merge(results: list[dict]) -> dict:
+    """The results of several runs (one per setting group) as one; `wall_s` becomes the
+    list of their wall times. ValueError when a setting appears in more than one run."""
+    merged = None
+    for res in results:
+        if merged is None:
+            merged = dict(res, wall_s=[res["wall_s"]])
+            continue
+        overlap = set(merged["settings"]) & set(res["settings"])
+        if overlap:
+            raise ValueError(f"settings {sorted(overlap)} appear in more than one workdir")
+        merged["settings"].update(res["settings"])
+        merged["targets"].update(res["targets"])
+        merged["wall_s"].append(res["wall_s"])
+    return merged
+
+
+def render(results: dict, config: dict, more: tuple = (), features: bool = True,
+           doubleml: dict | None = None) -> str:
+    """The README block: tables (merged with the `more` runs' results), targets, the run
+    line and, with `doubleml` (the comparison's JSON), the agreement table."""
+    results = merge([results, *more])
+    walls = " + ".join(f"{w:.0f}" for w in results["wall_s"])
+    text = (f"{tables(results, config['estimators'], features)}\n\n**Targets**\n\n"
+            f"{target_lines(results['targets'])}\n\n"
+            f"Config `{config['tag']}`; measured on {results['machine']}, wall time "
+            f"{walls} s ({1 + len(more)} run(s); pre-training "
+            f"{results['features']['pretrain_seconds']:.0f} s in the first, 0 when its "
+            "checkpoints and feature cache were reused; s = seconds per estimator for all "
+            "replications).")
+    if doubleml is not None:
+        text += "\n\n" + doubleml_lines(doubleml)
+    return text
 
 
 def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) -> None:

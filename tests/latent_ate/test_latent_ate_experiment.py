@@ -9,15 +9,15 @@ from experiments.latent_ate import train
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common.config import ConfigError
-from lib.latent_ate import features
+from lib.latent_ate import features, report
+from tests import experiment_runs
 
 CONFIG = "configs/latent_ate/latent_ate.py:tiny"
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    workdir = str(tmp_path_factory.mktemp("run"))
-    return workdir, train.train_and_evaluate(config_lib.load_config(CONFIG), workdir)
+    return experiment_runs.tiny_run(tmp_path_factory, train, CONFIG)
 
 
 def test_tiny_run_writes_results_tables_and_plots(tiny_run):
@@ -98,3 +98,15 @@ def test_bad_configs_are_named_before_any_compute(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
         train.train_and_evaluate(config, str(tmp_path / "never"))
     assert not os.path.exists(tmp_path / "never")
+
+
+def test_render_is_the_tables_the_targets_and_the_run_line(tiny_run):
+    workdir, _ = tiny_run
+    r = json.load(open(os.path.join(workdir, "results.json")))
+    config = config_lib.to_json_dict(config_lib.load_config(CONFIG))
+    assert report.render(r, config) == (
+        f"{open(os.path.join(workdir, 'results.md')).read().rstrip(chr(10))}\n\n**Targets**\n\n"
+        f"{report.target_lines(r['targets'])}\n\nConfig `{config['tag']}`; measured on "
+        f"{r['machine']}, wall time {r['wall_s']:.0f} s (1 run(s); pre-training "
+        f"{r['features']['pretrain_seconds']:.0f} s in the first, 0 when its checkpoints and "
+        "feature cache were reused; s = seconds per estimator for all replications).")
