@@ -86,7 +86,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged.
     (The interaction order against each data set's feature count is checked when the data
-    are loaded, before any training: `experiments/anova_tpnn/train.py::load_datasets`.)"""
+    are loaded, before any training: `lib/anova_tpnn/runs.py::load_datasets`.)"""
     return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
 
 

@@ -1,6 +1,6 @@
 """EANO: the Epidemiology-Aware Neural ODE over a graph of regions, solved with diffrax.
 
-Choice (stated, see experiments/earth/README.md): a **controlled** neural ODE. The
+Choice (stated, see experiments/earth/NOTES.md): a **controlled** neural ODE. The
 observed window x [W, N] plus a time channel is the control path X(t) [N, 2], a cubic
 Hermite interpolation (`diffrax.backward_hermite_coefficients` + `CubicInterpolation`,
 the JAX analogue of the released code's natural cubic spline). The CDE

@@ -1,6 +1,6 @@
 """The Kernel Alignment Regulariser (KAR) and the alternatives kept as config options.
 
-See experiments/kar_peak/README.md ("Deriving KAR") for the derivation. In short: training
+See experiments/kar_peak/NOTES.md ("Deriving KAR") for the derivation. In short: training
 an INR f = f_θ∘γ in the NTK regime is kernel regression with its NTK Θ; the pointwise-MSE
 optimal kernel is K* = E[f* f*ᵀ | D]; KAR pulls the kernel that actually decides the
 unobserved values towards K*. Two routes:
