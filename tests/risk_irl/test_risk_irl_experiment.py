@@ -89,9 +89,8 @@ def test_missing_participant_data_is_named_before_any_compute(tmp_path):
 
 def test_render_is_the_tables_the_targets_and_the_run_line(tiny_run):
     workdir, _ = tiny_run
-    on_disk = json.load(open(os.path.join(workdir, "results.json")))
-    config = json.load(open(os.path.join(workdir, "config.json")))
-    text = report.render(on_disk, config)
-    tables = open(os.path.join(workdir, "results.md")).read().rstrip("\n")
-    assert text.startswith(f"{tables}\n\nTargets: `{json.dumps(on_disk['targets'])}`\n\n")
-    assert f"Config `{config['tag']}`; measured on {on_disk['machine']}; parts took " in text
+    results, config = (json.load(open(os.path.join(workdir, f))) for f in ("results.json", "config.json"))
+    text = report.render(results, config)
+    assert text.startswith(open(os.path.join(workdir, "results.md")).read().rstrip("\n")
+                           + f"\n\nTargets: `{json.dumps(results['targets'])}`\n\n")
+    assert f"Config `{config['tag']}`; measured on {results['machine']}; parts took " in text
