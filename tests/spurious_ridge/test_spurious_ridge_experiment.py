@@ -8,14 +8,14 @@ import pytest
 from experiments.spurious_ridge import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
+from tests import experiment_runs
 
 CONFIG = "configs/spurious_ridge/spurious_ridge.py:tiny"
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    workdir = str(tmp_path_factory.mktemp("run"))
-    return workdir, train.train_and_evaluate(config_lib.load_config(CONFIG), workdir)
+    return experiment_runs.tiny_run(tmp_path_factory, train, CONFIG)
 
 
 def test_tiny_run_writes_results_tables_and_plots(tiny_run):
