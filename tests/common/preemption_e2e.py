@@ -68,6 +68,23 @@ def leftovers(workdir: str) -> list[str]:
             if f.startswith(".tmp")]
 
 
+def base_fixture(module: str, argv: list[str]):
+    """A module-scoped pytest fixture `base`: (cache_dir, results.json) of one uninterrupted
+    run of `module` with `argv`, the reference of that test module's preempted-then-resumed
+    runs, which share its compilation cache. In a test module: `base = e2e.base_fixture(...)`."""
+    import pytest        # here, not at the top: the driver (this file as a script) needs none
+
+    @pytest.fixture(scope="module", name="base")
+    def base(tmp_path_factory):
+        cache = str(tmp_path_factory.mktemp("jax_cache"))
+        workdir = str(tmp_path_factory.mktemp("full"))
+        proc = run(module, None, [*argv, f"--workdir={workdir}"], cache)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return cache, results(workdir)
+
+    return base
+
+
 def check_preempted_then_resumed(module: str, hook: str, argv: list[str], workdir: str,
                                  cache_dir: str, uninterrupted: dict) -> str:
     """Run with `hook` (exit 0, "preempted:" on stderr, no results.json, no half-written

@@ -15,13 +15,7 @@ ARGV = [f"--config={e2e.ROOT}/configs/earth/earth.py:tiny", "--config.models=('l
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    cache = str(tmp_path_factory.mktemp("jax_cache"))
-    workdir = str(tmp_path_factory.mktemp("full"))
-    proc = e2e.run(MODULE, None, [*ARGV, f"--workdir={workdir}"], cache)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return cache, e2e.results(workdir)
+base = e2e.base_fixture(MODULE, ARGV)
 
 
 def test_sigterm_while_training_exits_0_and_the_rerun_matches(tmp_path, base):
