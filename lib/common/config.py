@@ -17,7 +17,7 @@ import math
 import os
 import sys
 import traceback
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import ml_collections
 
@@ -327,6 +327,69 @@ def flatten(config: ml_collections.ConfigDict | Mapping, prefix: str = "") -> di
         else:
             out[full] = value
     return out
+
+
+# ----------------------------------------------------------------------------- key tables
+# One home per config key: its default and its rule side by side (`Key`), from which both
+# the config a `configs/<name>/*.py` file builds (`from_keys`) and the schema `validate`
+# checks (`rules_of`) are derived; `added_of` gives `workdir.prepare(added=...)`. Adding a
+# key is one `Key(...)` line plus the code that reads it.
+
+REQUIRED = "<required>"   # a default every config file must state
+_NEW = object()
+
+
+class Key(NamedTuple):
+    """A config key's default, its `Rule`, and (optionally) `before`: the value that
+    reproduces runs recorded before the key existed (so their workdirs keep resuming)."""
+    default: Any
+    rule: "Rule"
+    before: Any = _NEW
+
+
+def keys_of_block(prefix: str, block: ml_collections.ConfigDict, rules: Mapping) -> dict:
+    """`Key`s for a shared block (`train_block()`, `mesh_block()`) under `prefix`, with
+    their rules from `rules` (e.g. `TRAIN_SCHEMA`)."""
+    return {k: Key(v, rules[k]) for k, v in flatten(block, prefix + ".").items()}
+
+
+def rules_of(keys: Mapping[str, Key]) -> dict:
+    """The schema ({dotted key: Rule}) of a key table."""
+    return {k: key.rule for k, key in keys.items()}
+
+
+def added_of(keys: Mapping[str, Key]) -> dict:
+    """{dotted key: value before it existed} for `workdir.prepare(added=...)`."""
+    return {k: key.before for k, key in keys.items() if key.before is not _NEW}
+
+
+def from_keys(keys: Mapping[str, Key], overrides: Mapping[str, Any], *, where: str,
+              extra: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
+    """The config of `keys`' defaults with `overrides` (flat dotted keys) applied, and the
+    `extra` top-level blocks (e.g. a dataset config) set as they are.
+
+    ConfigError naming `where` (the schema file) for an unknown override (with a "did you
+    mean") or for a `REQUIRED` key left unstated.
+    """
+    for k in overrides:
+        if k not in keys:
+            raise ConfigError(f"{where}: unknown config key {k!r}{_suggest(k, keys)}")
+    flat = {k: key.default for k, key in keys.items()} | dict(overrides)
+    missing = sorted(k for k, v in flat.items() if isinstance(v, str) and v == REQUIRED)
+    if missing:
+        raise ConfigError(f"{where}: the config must state {missing}")
+    c = ml_collections.ConfigDict()
+    for name, block in (extra or {}).items():
+        c[name] = block
+    for key, value in flat.items():
+        *parents, leaf = key.split(".")
+        block = c
+        for name in parents:
+            if name not in block:
+                block[name] = ml_collections.ConfigDict()
+            block = block[name]
+        block[leaf] = value
+    return c
 
 
 def _suggest(key: str, known: Iterable[str]) -> str:
