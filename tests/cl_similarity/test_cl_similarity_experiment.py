@@ -9,6 +9,7 @@ import pytest
 from experiments.cl_similarity import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
+from tests import experiment_runs
 
 CONFIG = "configs/cl_similarity/cl_similarity.py:tiny"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -16,8 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    workdir = str(tmp_path_factory.mktemp("run"))
-    return workdir, train.train_and_evaluate(config_lib.load_config(CONFIG), workdir)
+    return experiment_runs.tiny_run(tmp_path_factory, train, CONFIG)
 
 
 def test_tiny_run_writes_results_tables_plots_and_targets(tiny_run):
