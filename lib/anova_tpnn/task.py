@@ -11,7 +11,7 @@ import optax
 
 from lib.anova_tpnn import baselines, data as data_lib
 from lib.anova_tpnn.model import output_from_components, penalty
-from lib.common import train_loop
+from lib.common import replicas as replicas_lib, train_loop
 
 
 def effective_batch(batch_size: int, n_train: int, data_shards: int) -> int:
@@ -59,15 +59,11 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
     select = len(ds.x_val) > 0
     every, last = config.eval.val_every, config.train.num_steps
 
-    def init_one(key):
-        params = baselines.init_params(model, key, x_init)
-        return params, opt.init(params)
-
     def init_state(key):
-        params, opt_state = jax.vmap(init_one)(jax.random.split(key, replicas))
-        state = {"params": params, "opt_state": opt_state, "step": jnp.int32(0)}
+        state = replicas_lib.init_state(lambda k: baselines.init_params(model, k, x_init), opt,
+                                        jax.random.split(key, replicas))
         if select:
-            state.update(best_params=jax.tree.map(jnp.copy, params),
+            state.update(best_params=jax.tree.map(jnp.copy, state["params"]),
                          best_val=jnp.full((replicas,), jnp.inf, jnp.float32),
                          best_step=jnp.zeros((replicas,), jnp.int32))
         return state
@@ -107,19 +103,13 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
         best = jax.lax.cond((step % every == 0) | (step == last), check, keep, None)
         return dict(zip(("best_params", "best_val", "best_step"), best))
 
+    update = replicas_lib.update(loss_one, opt, batch_axes=(None, None, 1))
+
     def train_step(state, batch_, key):
         del key
-
-        def one(params, opt_state, w):
-            loss, grads = jax.value_and_grad(loss_one)(params, batch_["x"], batch_["y"], w)
-            updates, opt_state = opt.update(grads, opt_state, params)
-            return optax.apply_updates(params, updates), opt_state, loss
-
-        params, opt_state, loss = jax.vmap(one, in_axes=(0, 0, 1))(
-            state["params"], state["opt_state"], batch_["w"])
-        new = {"params": params, "opt_state": opt_state, "step": state["step"] + 1}
+        new, loss = update(state, batch_["x"], batch_["y"], batch_["w"])
         if select:
-            new.update(update_best(state, params))
+            new.update(update_best(state, new["params"]))
         return new, {"loss": jnp.mean(loss), "loss_max": jnp.max(loss)}
 
     def batch_fn(step, rows):

@@ -16,7 +16,7 @@ import optax
 
 from lib.dsl import data as data_lib, field_lines as fl
 from lib.dsl.model import DSL, DSLConfig, count, mlp_baseline
-from lib.common import train_loop
+from lib.common import replicas, train_loop
 
 MODELS = ("dsl", "mlp")
 
@@ -109,13 +109,8 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
     onehot_groups = jnp.asarray(plan.group[None, :] == np.arange(len(plan.fractions))[:, None],
                                 jnp.float32)                      # (G, R)
 
-    def init_one(key):
-        params = model.init(key)
-        return params, opt.init(params)
-
     def init_state(key):
-        params, opt_state = jax.vmap(init_one)(jax.random.split(key, r))
-        return {"params": params, "opt_state": opt_state, "step": jnp.int32(0)}
+        return replicas.init_state(model.init, opt, jax.random.split(key, r))
 
     def loss_one(params, x, y, w):
         logits = model.apply(params, x)
@@ -124,22 +119,17 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
         tot = jnp.maximum(jnp.sum(w), 1.0)
         return jnp.sum(w * ce) / tot, jnp.sum(w * acc) / tot
 
+    update = replicas.update(loss_one, opt, batch_axes=(1, 1, 1), has_aux=True)
+
     def train_step(state, batch_, key):
         del key
-
-        def one(params, opt_state, x, y, w):
-            (loss, acc), grads = jax.value_and_grad(loss_one, has_aux=True)(params, x, y, w)
-            updates, opt_state = opt.update(grads, opt_state, params)
-            return optax.apply_updates(params, updates), opt_state, loss, acc
-
-        params, opt_state, loss, acc = jax.vmap(one, in_axes=(0, 0, 1, 1, 1))(
-            state["params"], state["opt_state"], batch_["x"], batch_["y"], batch_["w"])
+        new, loss, acc = update(state, batch_["x"], batch_["y"], batch_["w"])
         per_group = onehot_groups / onehot_groups.sum(1, keepdims=True)
         metrics = {"loss": jnp.mean(loss)}
         for g, f in enumerate(plan.fractions):
             metrics[f"loss_{frac_label(f)}"] = per_group[g] @ loss
             metrics[f"acc_{frac_label(f)}"] = per_group[g] @ acc
-        return {"params": params, "opt_state": opt_state, "step": state["step"] + 1}, metrics
+        return new, metrics
 
     def batch_fn(step, rows):
         idx = np.zeros((batch, r), np.int64)

@@ -2,6 +2,7 @@
 chains are written out here as references), minimize/descend against closed forms, errors."""
 from __future__ import annotations
 
+import json
 import math
 
 import jax
@@ -130,6 +131,12 @@ def test_multipdenet_block(warmup):
                  clip=1.0, weight_decay=1e-3)
     ref = multipdenet_ref(1e-2, 0.05, warmup, 1e-3, 1.0, 10)
     assert_same(optim.make_optimizer(block, 10), ref, 10)
+    import ml_collections
+    from lib.multipdenet import training as train
+    config = ml_collections.ConfigDict(dict(
+        optim=dict(lr=1e-2, end_lr_factor=0.05, warmup_steps=warmup, weight_decay=1e-3,
+                   grad_clip=1.0), train=dict(num_steps=10)))
+    assert_same(optim.make_optimizer(train.optim_block(config), 10), ref, 10)
 
 
 def test_sft_without_warmup_is_plain_cosine():
@@ -226,3 +233,71 @@ def test_descend_in_chunks_equals_one_run():
     for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(p)):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(trace, np.concatenate([t1, t2]))
+
+
+# ---- renamed keys: one name (`lr`) per concept ---------------------------------------
+
+OLD_NAMES = {   # config file: (new dotted key, old dotted key)
+    "configs/dsl/dsl.py": [("optim.dsl.lr", "optim.lr_dsl"), ("optim.mlp.lr", "optim.lr_mlp")],
+    "configs/anova_tpnn/anova_tpnn.py": [("optim.tpnn.lr", "optim.lr.tpnn")],
+    "configs/cades/cades.py": [("hawkes.lr", "hawkes.learning_rate")],
+}
+
+
+def _move(d: dict, src: str, dst: str) -> None:
+    *head, last = src.split(".")
+    node = d
+    for k in head:
+        node = node[k]
+    value = node.pop(last)
+    *head, last = dst.split(".")
+    node = d
+    for k in head:
+        node = node.setdefault(k, {})
+    node[last] = value
+
+
+@pytest.mark.parametrize("path", sorted(OLD_NAMES))
+def test_workdir_with_the_old_key_names_is_refused_naming_them(path, tmp_path):
+    from lib.common import config as config_lib, workdir as wd
+    new = config_lib.to_json_dict(config_lib.load_config(f"{path}:tiny"))
+    old = json.loads(json.dumps(new))
+    for new_key, old_key in OLD_NAMES[path]:
+        _move(old, new_key, old_key)
+    wd.prepare(str(tmp_path), old)
+    with pytest.raises(config_lib.WorkdirError) as err:
+        wd.prepare(str(tmp_path), new)
+    for new_key, old_key in OLD_NAMES[path]:
+        assert old_key in str(err.value) and new_key in str(err.value)
+
+
+# ---- vmapped replicas ------------------------------------------------------------------
+
+def test_replicas_train_as_if_alone():
+    """R replicas in one vmapped step follow, each, the trajectory of one trained alone from
+    its own key on its own batch column (shared arguments: batch axis None)."""
+    from lib.common import replicas
+    opt = optax.chain(optax.clip_by_global_norm(0.5), optax.adamw(0.05, weight_decay=0.1))
+    init = lambda k: {"w": jax.random.normal(k, (3,)), "b": jnp.zeros(())}
+
+    def loss(p, x, y, scale):                       # x (B, 3) per replica, y shared (B,)
+        r = x @ p["w"] + p["b"] - y
+        return scale * jnp.mean(r ** 2), jnp.max(jnp.abs(r))
+
+    keys = jax.random.split(jax.random.key(3), 4)
+    xs = jax.random.normal(jax.random.key(4), (5, 8, 4, 3))          # (steps, B, R, 3)
+    y = jnp.linspace(-1.0, 1.0, 8)
+    step = jax.jit(replicas.update(loss, opt, batch_axes=(1, None, None), has_aux=True))
+    state = replicas.init_state(init, opt, keys)
+    for t in range(5):
+        state, losses, aux = step(state, xs[t], y, 2.0)
+    assert int(state["step"]) == 5 and losses.shape == (4,) and aux.shape == (4,)
+    for r in range(4):
+        p = init(keys[r])
+        p, trace = optim.minimize(lambda p, x: loss(p, x, y, 2.0), p, opt, 5, xs=xs[:, :, r],
+                                  has_aux=True)
+        for a, b in zip(jax.tree.leaves(p), jax.tree.leaves(state["params"])):
+            np.testing.assert_allclose(b[r], a, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(losses[r], trace[0][-1], rtol=1e-6)
+    with pytest.raises(ValueError, match="2 batch arguments, 3 batch_axes"):
+        step(state, xs[0], y)
