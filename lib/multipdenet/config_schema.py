@@ -10,31 +10,16 @@ checks. `before` is the value that reproduces a run recorded before the key exis
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Str
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Str
 from lib.pde import data_config, dataset as dataset_lib
 
 MODELS = ("multipdenet", "fno", "unet", "coarse_solver")
 NETS = ("fno", "unet", "none")
-REQUIRED = "<required>"  # a default every config file must state
-_NEW = object()
-
-
-class Key(NamedTuple):
-    default: Any
-    rule: config_lib.Rule
-    before: Any = _NEW  # the value of runs recorded before the key existed
-
-
-def _shared(prefix: str, block: ml_collections.ConfigDict, rules: config_lib.Schema) -> dict:
-    flat = config_lib.flatten(block, prefix + ".")
-    return {k: Key(v, rules[k]) for k, v in flat.items()}
-
-
 KEYS: dict[str, Key] = {
     "tag": Key(REQUIRED, Str(allow_empty=False)),
     "data_root": Key("data/pde", Str(allow_empty=False)),
@@ -63,7 +48,7 @@ KEYS: dict[str, Key] = {
     "optim.warmup_steps": Key(20, Int(lo=0)),
     "optim.weight_decay": Key(0.0, Float(lo=0.0)),
     "optim.grad_clip": Key(1.0, Float(lo=0.0, lo_open=True)),
-    **_shared("train", config_lib.train_block(REQUIRED), config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("train", config_lib.train_block(REQUIRED), config_lib.TRAIN_SCHEMA),
     "train.window": Key(REQUIRED, Int(lo=1)),
     "train.batch_size": Key(REQUIRED, Int(lo=1)),
     "eval.n_steps": Key(-1, Int(lo=-1)),
@@ -71,9 +56,9 @@ KEYS: dict[str, Key] = {
     "eval.batch_size": Key(10, Int(lo=1)),
     "eval.n_snapshots": Key(5, Int(lo=1, hi=12)),
     "eval.plots": Key(True, Bool()),
-    **_shared("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
-ADDED_KEYS = {k: key.before for k, key in KEYS.items() if key.before is not _NEW}
+ADDED_KEYS = config_lib.added_of(KEYS)
 
 
 def config(dataset: ml_collections.ConfigDict, overrides: dict[str, Any]) -> ml_collections.ConfigDict:
@@ -82,30 +67,13 @@ def config(dataset: ml_collections.ConfigDict, overrides: dict[str, Any]) -> ml_
     ConfigError for an unknown key or a required key (`tag`, `optim.lr`, `train.num_steps`,
     `train.window`, `train.batch_size`) left unstated.
     """
-    unknown = sorted(set(overrides) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"lib/multipdenet/config_schema.py: unknown config key '{unknown[0]}'; "
-                          f"allowed keys: {sorted(KEYS)}")
-    flat = {k: key.default for k, key in KEYS.items()} | dict(overrides)
-    missing = sorted(k for k, v in flat.items() if isinstance(v, str) and v == REQUIRED)
-    if missing:
-        raise ConfigError(f"lib/multipdenet/config_schema.py: the config must state {missing}")
-    c = ml_collections.ConfigDict()
-    c.dataset = dataset
-    for key, value in flat.items():
-        *parents, leaf = key.split(".")
-        block = c
-        for name in parents:
-            if name not in block:
-                block[name] = ml_collections.ConfigDict()
-            block = block[name]
-        block[leaf] = value
-    return c
+    return config_lib.from_keys(KEYS, overrides, where="lib/multipdenet/config_schema.py",
+                               extra={"dataset": dataset})
 
 
 def schema(pde: str) -> dict[str, config_lib.Rule]:
     rules = {f"dataset.{k}": v for k, v in data_config.schema(pde).items()}
-    return rules | {k: key.rule for k, key in KEYS.items()}
+    return rules | config_lib.rules_of(KEYS)
 
 
 def _check_physics(config: ml_collections.ConfigDict) -> None:
