@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import train_loop
+from lib.common import replicas, train_loop
 from lib.earth import data as data_lib
 
 
@@ -30,25 +30,24 @@ def make_task(forecaster, prep: data_lib.Prepared, config) -> train_loop.Task:
 
     def init_state(key):
         keys = jnp.stack([jax.random.fold_in(key, 1000 * h + s) for h, s in cps])
-        params = jax.vmap(forecaster.init, (0, None))(keys, x_example)
-        return {"params": params, "opt_state": jax.vmap(opt.init)(params), "step": jnp.int32(0)}
+        return replicas.init_state(lambda k: forecaster.init(k, x_example), opt, keys)
 
     def loss_one(params, x, y):
         pred = jax.vmap(forecaster.apply, (None, 0))(params, x)
         return jnp.mean(jnp.abs(pred - y))                       # L1 on scaled targets
 
+    update = replicas.update(loss_one, opt, batch_axes=(0, 0))
+
     def train_step(state, batch, key):
         del key
         x = jnp.swapaxes(batch["x"], 0, 1)                       # [copies, B, W, N]
         y = jnp.swapaxes(batch["y"], 0, 1)
-        loss, grads = jax.vmap(jax.value_and_grad(loss_one))(state["params"], x, y)
-        upd, opt_state = jax.vmap(opt.update)(grads, state["opt_state"], state["params"])
-        params = jax.vmap(optax.apply_updates)(state["params"], upd)
+        new, loss = update(state, x, y)
         out = {"loss": jnp.mean(loss)}
         for h in config.data.horizons:
             idx = [k for k, (hh, _) in enumerate(cps) if hh == h]
             out[f"loss_h{h}"] = jnp.mean(loss[jnp.asarray(idx)])
-        return {"params": params, "opt_state": opt_state, "step": state["step"] + 1}, out
+        return new, out
 
     def batch_fn(step, rows):
         xs, ys = [], []
