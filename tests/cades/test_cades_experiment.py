@@ -12,14 +12,14 @@ from lib.cades import baselines, conformal, scenarios
 from lib.common import config as config_lib, mesh as mesh_lib, train_loop
 from lib.common.config import ConfigError
 from lib.tpp import neural, poisson
+from tests import experiment_runs
 
 CONFIG = "configs/cades/cades.py:tiny"
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    workdir = str(tmp_path_factory.mktemp("run"))
-    return workdir, train.train_and_evaluate(config_lib.load_config(CONFIG), workdir)
+    return experiment_runs.tiny_run(tmp_path_factory, train, CONFIG)
 
 
 def test_tiny_run_writes_results_tables_and_plots(tiny_run):
