@@ -29,7 +29,6 @@ from absl import app, flags, logging
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import paths
-from lib.common import mesh as mesh_lib
 from lib.common import workdir as workdir_lib
 
 FLAGS = flags.FLAGS
@@ -169,6 +168,7 @@ def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -
             workdir_lib.allow_restart(FLAGS.restart)
             config = resolve_config(FLAGS.config, overrides)
             if FLAGS.distributed:
+                from lib.common import mesh as mesh_lib   # jax loads after --help and config errors
                 mesh_lib.initialize_distributed(FLAGS.coordinator_address, FLAGS.num_processes,
                                                 FLAGS.process_id, FLAGS.cpu_collectives)
             workdir = FLAGS.workdir or default_workdir(FLAGS.config)
