@@ -7,6 +7,7 @@ An `optim` block (a mapping or ConfigDict) holds
     schedule      "constant" | "cosine" (linear warm-up from 0 over `warmup` steps, then
                   cosine decay to lr · end_lr_factor at num_steps; warmup 0: no warm-up)
     warmup        warm-up steps (cut to num_steps − 1)
+    warmup_from   the rate the warm-up starts from, as a fraction of lr (default 0)
     end_lr_factor final rate / lr of "cosine"
     clip          global-norm gradient clipping, 0 = none
     weight_decay  AdamW's decoupled decay; SGD's L2 term added to the gradient
@@ -26,7 +27,7 @@ import optax
 
 from lib.common.config import Choice, Float, Int, Rule
 
-DEFAULTS = {"name": "adamw", "lr": None, "schedule": "constant", "warmup": 0,
+DEFAULTS = {"name": "adamw", "lr": None, "schedule": "constant", "warmup": 0, "warmup_from": 0.0,
             "end_lr_factor": 0.0, "clip": 0.0, "weight_decay": 0.0, "b1": 0.9, "b2": 0.999,
             "momentum": 0.9}
 NAMES = ("adam", "adamw", "sgd")
@@ -37,6 +38,7 @@ def optim_rules(prefix: str = "optim.") -> dict[str, Rule]:
     """Schema rules (lib.common.config) for the block's keys under `prefix`."""
     rules = {"name": Choice(NAMES), "lr": Float(lo=0.0, lo_open=True),
              "schedule": Choice(SCHEDULES), "warmup": Int(lo=0),
+             "warmup_from": Float(lo=0.0, hi=1.0),
              "end_lr_factor": Float(lo=0.0, hi=1.0), "clip": Float(lo=0.0),
              "weight_decay": Float(lo=0.0), "b1": Float(lo=0.0, hi=1.0, hi_open=True),
              "b2": Float(lo=0.0, hi=1.0, hi_open=True),
@@ -70,7 +72,7 @@ def make_schedule(block: Mapping | Any, num_steps: int) -> optax.Schedule:
     if s["schedule"] == "constant":
         return optax.constant_schedule(lr)
     warmup = min(s["warmup"], max(num_steps - 1, 0))
-    return optax.warmup_cosine_decay_schedule(0.0, lr, warmup, max(num_steps, 1),
+    return optax.warmup_cosine_decay_schedule(lr * s["warmup_from"], lr, warmup, max(num_steps, 1),
                                               end_value=lr * s["end_lr_factor"])
 
 

@@ -118,7 +118,11 @@ def make_optimizer(lr: float, num_steps: int, *, warmup_steps: int = 0, weight_d
                    grad_clip: float = 1.0, lora: bool = False, params: Any = None):
     """`lib.common.optim`'s AdamW with clipping, linear warm-up and cosine decay to lr / 10;
     LoRA-only updates when `lora`."""
-    base = optim.make_optimizer(dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup_steps,
+    # warmup_steps = 0 holds lr for step 0 and decays over the remaining steps, as every
+    # recorded LM run (SWE-Gym's RFT rounds, EditLord tiny) did; kept so they reproduce
+    base = optim.make_optimizer(dict(name="adamw", lr=lr, schedule="cosine",
+                                     warmup=warmup_steps or 1,
+                                     warmup_from=0.0 if warmup_steps else 1.0,
                                      end_lr_factor=0.1, clip=grad_clip,
                                      weight_decay=weight_decay), num_steps)
     if not lora:

@@ -139,18 +139,22 @@ def test_multipdenet_block(warmup):
     assert_same(optim.make_optimizer(train.optim_block(config), 10), ref, 10)
 
 
-def test_sft_without_warmup_is_plain_cosine():
-    """warmup = 0 means no warm-up for every paper; the former sft builder instead held lr
-    for step 0 and decayed over num_steps − 1 (one step later), the only departure."""
+def test_sft_without_warmup_keeps_its_recorded_schedule():
+    """sft's warmup = 0 holds lr for step 0, then decays to lr/10 over num_steps - 1 steps
+    (the schedule SWE-Gym's and EditLord's recorded fine-tunes followed): the block
+    reproduces it with warmup = 1 from warmup_from = 1."""
     from lib.lm import sft
     lr, n = 1e-2, 6
+    ref = sft_ref(lr, n, 0, 0.0, 1e9)
+    assert_same(sft.make_optimizer(lr, n, warmup_steps=0, grad_clip=1e9), ref, n)
     opt = sft.make_optimizer(lr, n, warmup_steps=0, grad_clip=1e9)
     params = {"w": jnp.zeros(3)}
     state = opt.init(params)
     for s in range(n):
         upd, state = opt.update({"w": jnp.ones(3)}, state, params)
         # Adam's first-moment/second-moment ratio is 1 for constant unit gradients
-        rate = lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s / n)))
+        k = max(s - 1, 0)
+        rate = lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * k / (n - 1))))
         np.testing.assert_allclose(upd["w"], -rate, rtol=1e-4)
 
 
