@@ -28,9 +28,9 @@ Config identity on resume (`prepare`). A rerun in an existing workdir resumes it
                                           `ConfigError`: one line, exit 2) naming every
                                           differing, new or missing key
 
-Why `train.num_steps` is refused: learning-rate schedules are built from it (cosine decay in
-lib/gmflow/training.py, lib/lm/sft.py (EditLord, JETTS, LM), lib/sketchdnn/training.py,
-experiments/multipdenet/train.py, experiments/fleg3d/train.py, Dynamic DETR's dense stage),
+Why `train.num_steps` is refused: learning-rate schedules are built from it (cosine decay through
+lib/common/optim.make_schedule: GMFlow, the LM fine-tunes of EditLord, JETTS, SWE-Gym and
+LM, SketchDNN, MultiPDENet, cl_similarity; 3D-FLEG, Dynamic DETR's dense stage),
 so a resumed run with another num_steps would follow neither schedule: its learning rate
 jumps at the resume step. Keeping the old horizon instead would make a "longer" run decay
 to its end value at the old step count and train on at that value, which is not what a
