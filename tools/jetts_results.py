@@ -1,7 +1,7 @@
-"""Print a JETTS run's measured tables and put them into the experiment's README.
+"""Print a JETTS run's measured tables and put them into the experiment's NOTES.md.
 
     python tools/jetts_results.py --workdir=workdirs/jetts_quick \
-        --readme=experiments/jetts/README.md --tag=quick
+        --readme=experiments/jetts/NOTES.md --tag=quick
 
 Reads `<workdir>/results.json` (written by experiments/jetts/main.py), prints the tables of
 lib/jetts/report.py headed by the run's config tag and workdir, and with `--readme`
