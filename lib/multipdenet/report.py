@@ -1,4 +1,4 @@
-"""Results of a MultiPDENet sweep: collect results.json files, tabulate, plot, splice.
+"""Results of a MultiPDENet sweep: collect results.json files, tabulate, plot.
 
 `write_collection(root, variant)` stores `{system: {run: results.json}}` of a sweep as
 `<root>/collected_<variant>/results.json` (with a config.json naming the sweep and the
@@ -13,7 +13,6 @@ import platform
 import numpy as np
 
 from lib.common import plotting, workdir as wd
-from lib.common.report import splice  # noqa: F401  (re-exported for tools/multipdenet_results.py)
 
 ORDER = ["multipdenet", "coarse_solver", "fno", "unet", "abl_frozen_filters", "abl_free_filters",
          "abl_no_minn", "abl_no_mann", "abl_euler", "abl_no_corrector"]

@@ -5,6 +5,7 @@ import os
 import pytest
 
 from lib.multipdenet import sweeps as sweep
+from lib.common import report as common_report
 from lib.multipdenet import report as results_tool
 
 
@@ -31,10 +32,10 @@ def test_table_ratios_and_splice(tmp_path):
     assert "diverged" in rows[1]
     readme = tmp_path / "README.md"
     readme.write_text("a\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\nb\n")
-    results_tool.splice(str(readme), "quick", "NEW")
+    common_report.splice(str(readme), "quick", "NEW")
     assert readme.read_text() == "a\n<!-- results:quick:begin -->\nNEW\n<!-- results:quick:end -->\nb\n"
     with pytest.raises(ValueError, match="results:paper:begin"):
-        results_tool.splice(str(readme), "paper", "x")
+        common_report.splice(str(readme), "paper", "x")
 
 
 def test_sweeps_name_valid_overrides():
