@@ -24,6 +24,14 @@ Variants:
           330 s for the whole process, 70 % of what is left to MaxEntDP and the rest to SAC
           (stops at a chunk boundary; results.json after every chunk). Run one environment
           per process: --config.envs="('hopper',)".
+  official  multi-goal (issue 35, section 2) with the official code's set-up where the issue
+          names it: 10,000 uniform random warm-up steps (official `start_training`), actions
+          clipped to [−1, 1] (`diffusion.bound = "clip"`, the official `clip_sampler`),
+          K = 128 QNE candidates (official 500), 50,000 steps, 3 vmapped seeds; the rest at
+          the quick scale ((64, 64) networks, batch 64, T = 10, 4 log-prob draws per level,
+          α = 10 for both agents) because the official (256, 256) / batch 256 / 50 × 20
+          log-prob draws do not fit 2 shared CPU cores. 2,500-step chunks (checkpointed, so
+          a run stopped by `run.time_budget_s` resumes).
 The state-value backup of the critics' target is `agent.backup`: "policy" (soft policy
 evaluation with a' ~ π, the paper's) or "softmax" (soft Q-learning's α log ∫ exp(Q/α) da by
 `agent.backup_samples` uniform actions; README, "Multi-goal with the soft-max backup").
@@ -35,7 +43,7 @@ import ml_collections
 from lib.common.config import variant_config
 from lib.maxentdp.config_schema import validate  # noqa: F401  (used by the config test)
 
-VARIANTS = ("tiny", "quick", "paper", "gpu")
+VARIANTS = ("tiny", "quick", "paper", "gpu", "official")
 
 
 def _run(*, horizon, alpha, auto_alpha, seeds, steps, eval_every, start, episodes, capacity,
@@ -59,7 +67,7 @@ _MULTIGOAL = dict(goal_radius=5.0, threshold=1.0, action_cost=30.0, distance_cos
 def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, draws, cands,
            batch, multigoal, pendulum, hopper, halfcheetah, rollouts, action_samples,
            actor_cosine, checkpoint_every, keep_checkpoints=2, time_budget_s=None,
-           time_share=(0.5, 0.5), algos=("maxentdp", "sac")):
+           time_share=(0.5, 0.5), algos=("maxentdp", "sac"), bound="tanh"):
     c = ml_collections.ConfigDict()
     c.tag = tag
     c.envs = tuple(envs)
@@ -67,7 +75,7 @@ def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, d
     c.agent = dict(gamma=0.99, tau=0.005, batch_size=batch, utd=1, critic_hidden=tuple(hidden),
                    actor_hidden=tuple(hidden), critic_lr=3e-4, actor_lr=3e-4, alpha_lr=3e-4,
                    actor_cosine=actor_cosine, backup="policy", backup_samples=64)
-    c.diffusion = dict(steps=steps, bound="tanh", fourier_dim=fourier,
+    c.diffusion = dict(steps=steps, bound=bound, fourier_dim=fourier,
                        time_hidden=tuple(time_hidden), eps_hidden=tuple(eps_hidden),
                        qne_samples=qne, logprob_draws=draws, eval_candidates=cands,
                        backup_entropy=True)
@@ -150,4 +158,16 @@ def get_config(arg=None):
             hopper=_gpu_brax(0.05), halfcheetah=_gpu_brax(0.2),
             rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
             keep_checkpoints=1, time_budget_s=330.0, time_share=(0.7, 0.3)),
+        "official": lambda: _build(
+            tag="maxentdp_official", envs=("multigoal",), hidden=(64, 64),
+            eps_hidden=(64, 64), time_hidden=(32,), fourier=16, steps=10, qne=128, draws=4,
+            cands=10, batch=64, bound="clip",
+            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=3,
+                           steps=50_000, eval_every=2_500, start=10_000, episodes=10,
+                           capacity=50_000),
+            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=3, steps=20_000,
+                          eval_every=2_000, start=10_000, episodes=5, capacity=20_000),
+            hopper=_small_brax(0.05), halfcheetah=_small_brax(0.2),
+            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
+            keep_checkpoints=2),
     }, arg, default="quick")

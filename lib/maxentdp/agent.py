@@ -112,7 +112,7 @@ def make(cfg: AgentConfig, obs_dim: int, act_dim: int) -> Agent:
             act, x0 = dp.sample_policy(net, actor, obs, ks, sched, cfg.bound)
             if not need_logp:
                 return act, jnp.zeros(obs.shape[0])
-            x0 = jax.lax.stop_gradient(x0)
+            x0 = jax.lax.stop_gradient(dp.logprob_latent(x0, cfg.bound))
             return act, logprob.policy_log_prob(net, actor, obs, x0, kl, sched,
                                                 cfg.logprob_draws, cfg.bound)
 

@@ -100,6 +100,17 @@ def from_action(a: jax.Array, bound: str, eps: float = ACTION_EPS) -> jax.Array:
     return a
 
 
+def logprob_latent(x0: jax.Array, bound: str) -> jax.Array:
+    """The latent at which log π of a sampled action a = to_action(x0) is evaluated.
+
+    "tanh": x0 itself (a = tanh x0 is one-to-one). "clip": the action clip(x0, −1, 1), as the
+    official code does (its sampler clips the final sample and `calc_log_prob` is evaluated
+    at that clipped action), so the backup's log π(a'|s') is the density at the action the
+    critic is evaluated at, and equals `Agent.log_prob` of that action.
+    """
+    return jnp.clip(x0, -1.0, 1.0) if bound == "clip" else x0
+
+
 def x0_limit(bound: str) -> float:
     """The box |x̂₀| ≤ limit the sampler and the log-prob clip the clean estimate to."""
     return U_MAX if bound == "tanh" else 1.0

@@ -84,6 +84,18 @@ def tables(results: dict) -> str:
                              f"{cell(float(np.mean(m['goal_entropy'])), 3, 'f')} | "
                              f"{cell(float(np.mean(m['reached_fraction'])), 2, 'f')} | "
                              f"{cell(float(np.mean(m['return'])), 1, 'f')} |")
+    if mg:
+        lines += ["", "Per seed: goals reached from s₀ by the episodes above and their counts "
+                  "(+x, −x, +y, −y); mean return of those episodes.", "",
+                  "| agent | seed | goals (one sample) | counts | return | goals (evaluation "
+                  "rule) | counts | return |", "|---|---|---|---|---|---|---|---|"]
+        for r in mg:
+            st, ev = r["multigoal"]["stochastic"], r["multigoal"]["eval"]
+            for i in range(len(st["distinct_goals"])):
+                lines.append(f"| {r['algo']} | {i} | {st['distinct_goals'][i]} | "
+                             f"{tuple(st['goal_counts'][i])} | {cell(st['return'][i], 1, 'f')} | "
+                             f"{ev['distinct_goals'][i]} | {tuple(ev['goal_counts'][i])} | "
+                             f"{cell(ev['return'][i], 1, 'f')} |")
     sq = [r for r in mg if "start_state_q" in r["multigoal"]]
     if sq:
         lines += ["", "Critic and policy at the start state s₀ = 0 (per seed): strict local "

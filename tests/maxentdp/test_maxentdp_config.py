@@ -13,6 +13,16 @@ def test_variants_validate(variant):
     validate(load_config(f"{PATH}:{variant}"))
 
 
+def test_official_variant_has_the_issue_35_multigoal_setup():
+    """10,000 random warm-up steps, the official clip bound, K >= 128, >= 50,000 steps, 3 seeds."""
+    c = validate(load_config(f"{PATH}:official"))
+    mg = c.env.multigoal
+    assert c.envs == ("multigoal",) and c.diffusion.bound == "clip"
+    assert mg.start_steps == 10_000 and c.diffusion.qne_samples >= 128
+    assert mg.env_steps >= 50_000 and mg.num_seeds == 3
+    assert load_config(f"{PATH}:quick").diffusion.bound == "tanh"      # the default is kept
+
+
 @pytest.mark.parametrize("key, value, words", [
     ("env.multigoal.alpha", 0.0, "env.multigoal.alpha"),
     ("env.pendulum.alpha", -0.1, "> 0"),

@@ -42,3 +42,19 @@ def test_targets_compare_at_the_last_common_step():
     assert t["env_steps"] == 2000 and t["sac"] == 95.0 and t["maxentdp"] == 105.0 and t["met"]
     runs["hopper_maxentdp"]["env_steps"] = []              # a run the budget never started
     assert "hopper_final_return" not in report.targets(runs)
+
+
+def test_per_seed_multigoal_table_lists_goals_counts_and_returns():
+    mg = {"rollouts": 10, "goals": [], "stochastic": {
+        "goal_counts": [[3, 2, 4, 1], [10, 0, 0, 0]], "distinct_goals": [4, 1],
+        "reached_fraction": [1.0, 1.0], "goal_entropy": [1.28, 0.0], "return": [-95.25, -80.0]},
+        "eval": {"goal_counts": [[0, 10, 0, 0], [10, 0, 0, 0]], "distinct_goals": [1, 1],
+                 "reached_fraction": [1.0, 1.0], "goal_entropy": [0.0, 0.0],
+                 "return": [-70.0, -60.04]}}
+    run = {"env": "multigoal", "algo": "maxentdp", "num_seeds": 2, "env_steps": [5000],
+           "planned_env_steps": 5000, "final_return_mean": -1.0, "final_return_std": 0.0,
+           "final_alpha": [10.0, 10.0], "env_steps_per_sec": 3.0, "wall_s": 9.0,
+           "multigoal": mg}
+    text = report.tables({"runs": {"multigoal_maxentdp": run}})
+    assert "| maxentdp | 0 | 4 | (3, 2, 4, 1) | -95.2 | 1 | (0, 10, 0, 0) | -70.0 |" in text
+    assert "| maxentdp | 1 | 1 | (10, 0, 0, 0) | -80.0 | 1 | (10, 0, 0, 0) | -60.0 |" in text
