@@ -25,19 +25,42 @@ from lib.earth import data as data_lib, model as model_lib, report
 from lib.earth.config_schema import check_files, validate
 from lib.earth.evaluation import evaluate
 from lib.earth.setup import build_model, load_dataset
-from lib.earth.task import make_task
+from lib.earth.task import (EarlyStopClock, loop_config, make_task, selecting,
+                             steps_per_epoch)
 
 def run_one(forecaster, prep, config, stages: Stages, name: str, mesh) -> tuple[dict, dict, float]:
     """Train (or resume) one (dataset, model) in the stage `name` and evaluate it."""
     t0 = time.time()
+    selection = None
     if getattr(forecaster, "trainable", True):
         task = make_task(forecaster, prep, config)
-        result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                                  workdir=stages.dir(name), mesh=mesh)
-        params = jax.device_get(result.state["params"])
+        loop = loop_config(prep, config)
+        if selecting(config):   # best-validation copies; stop once every copy is out of patience
+            budget = config.get("run", {}).get("stage_budget_s")   # run-time only
+            clock = EarlyStopClock(stages.dir(name), time.monotonic if budget else None)
+            deadline = time.monotonic() + budget if budget else 0.0
+            result = train_loop.train(task, loop, workdir=stages.dir(name), mesh=mesh,
+                                      deadline=deadline, clock=clock, on_log=clock.on_log)
+            state = jax.device_get(result.state)
+            params = state["best_params"]
+            per_epoch = steps_per_epoch(prep, config)
+            selection = {"best_epoch": [int(s) // per_epoch for s in state["best_step"]],
+                         "best_val_mse": [float(v) for v in state["best_val"]],
+                         "stopped_at_epoch": int(result.step) // per_epoch,
+                         "max_epochs": int(config.select.max_epochs),
+                         "patience": int(config.select.patience),
+                         "stopped_by_budget": bool(result.stopped_by_deadline and not clock.done),
+                         "steps_per_epoch": per_epoch}
+            logging.info("%s: best epochs %s, stopped at epoch %d", name,
+                         selection["best_epoch"], selection["stopped_at_epoch"])
+        else:
+            result = train_loop.train(task, loop, workdir=stages.dir(name), mesh=mesh)
+            params = jax.device_get(result.state["params"])
     else:
         params = {}
     res, fc = evaluate(forecaster, params, prep, config)
+    if selection is not None:
+        res["selection"] = selection
     return res, fc, time.time() - t0
 
 
@@ -48,7 +71,8 @@ def run_dataset(ds: str, config, stages: Stages, mesh, saved: dict, plot_dir: st
     series, adj = load_dataset(ds, config)
     prep = data_lib.prepare(series, adj, train_frac=config.data.train_frac,
                             val_frac=config.data.val_frac, window=config.data.window,
-                            horizons=config.data.horizons, negative=config.data.negative_counts)
+                            horizons=config.data.horizons, negative=config.data.negative_counts,
+                            rounding=config.data.get("split_rounding", "round"))
     info = dict(steps=int(series.shape[0]), regions=int(series.shape[1]),
                 train_end=prep.train_end, val_end=prep.val_end)
     results, timing, fcs = {}, {}, {}

@@ -17,7 +17,7 @@ from lib.common import config as config_lib
 from lib.common import paths
 from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Optional, Rule, Str
 from lib.earth.baselines import BASELINES
-from lib.earth.data import NEGATIVE
+from lib.earth.data import NEGATIVE, ROUNDINGS
 from lib.earth.eano import ADJOINTS, SOLVERS
 from lib.earth.gltg import SELECTIONS
 from lib.data import public
@@ -31,7 +31,7 @@ BENCHMARKS = {
     "australia": ("australia-covid.txt", "australia-adj.txt"),
 }
 DATASETS = ("simulated", *BENCHMARKS, "custom")
-MODELS = (*VARIANTS, *BASELINES)
+MODELS = (*VARIANTS, *BASELINES, "epignn")
 
 SCHEMA: dict[str, Rule] = {
     **config_lib.TRAIN_SCHEMA,
@@ -46,6 +46,7 @@ SCHEMA: dict[str, Rule] = {
     "data.horizons": Ints(lo=1),
     "data.train_frac": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "data.val_frac": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "data.split_rounding": Choice(ROUNDINGS),
     "data.semantic_k": Int(lo=1),
     "data.semantic_select": Choice(SELECTIONS),
     "sim.num_regions": Int(lo=2, hi=500),
@@ -65,6 +66,14 @@ SCHEMA: dict[str, Rule] = {
     "model.adjoint": Choice(tuple(ADJOINTS)),
     "model.dt": Float(lo=0.0, lo_open=True),
     "model.baseline_hidden": Int(lo=1),
+    "model.epignn_k": Int(lo=1),
+    "model.epignn_hid_a": Int(lo=1),
+    "model.epignn_layers": Int(lo=1),
+    "run.stage_budget_s": Optional(Float(lo=0.0, lo_open=True)),
+    "select.enabled": Bool(),
+    "select.every_epochs": Int(lo=1),
+    "select.patience": Int(lo=1),
+    "select.max_epochs": Int(lo=1),
     "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.weight_decay": Float(lo=0.0),
     "optim.clip_norm": Float(lo=0.0, lo_open=True),

@@ -53,6 +53,7 @@ def _read_matrix(path: str, what: str) -> np.ndarray:
 
 
 NEGATIVE = ("error", "keep", "clip")
+ROUNDINGS = ("round", "floor")
 
 
 def check_series(series: np.ndarray, name: str = "series", negative: str = "error") -> np.ndarray:
@@ -129,8 +130,12 @@ class Prepared:
 
 
 def prepare(series: np.ndarray, adjacency: np.ndarray, *, train_frac: float, val_frac: float,
-            window: int, horizons, negative: str = "error") -> Prepared:
-    """Validate, split chronologically and scale; every split must hold a sample at every horizon."""
+            window: int, horizons, negative: str = "error", rounding: str = "round") -> Prepared:
+    """Validate, split chronologically and scale; every split must hold a sample at every horizon.
+
+    rounding: how the split fractions become rows: "round" (Python's round) or "floor"
+    (int(), as EpiGNN's and Cola-GNN's loaders do: train_end = int(train_frac · T),
+    val_end = int((train_frac + val_frac) · T))."""
     series = check_series(series, negative=negative)
     adjacency = check_adjacency(adjacency, series.shape[1])
     t = series.shape[0]
@@ -140,8 +145,11 @@ def prepare(series: np.ndarray, adjacency: np.ndarray, *, train_frac: float, val
     if window + longest > t:
         raise DataError(f"window {window} + horizon {longest} = {window + longest} is longer than "
                         f"the series ({t} steps)")
-    train_end = int(round(train_frac * t))
-    val_end = int(round((train_frac + val_frac) * t))
+    if rounding not in ROUNDINGS:
+        raise DataError(f"unknown split rounding {rounding!r}; allowed: {ROUNDINGS}")
+    cut = (lambda v: int(round(v))) if rounding == "round" else int
+    train_end = cut(train_frac * t)
+    val_end = cut((train_frac + val_frac) * t)
     if not 0 < train_end < val_end < t:
         raise DataError(f"split fractions {train_frac}/{val_frac} leave an empty split of {t} steps")
     if train_end < window + longest + 1:

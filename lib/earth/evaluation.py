@@ -53,5 +53,7 @@ def evaluate(forecaster, params, prep, config) -> tuple[dict, dict]:
         for h, runs in by_h.items():
             mean = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
             mean["rmse_seeds"] = [r["rmse"] for r in runs]
+            for key in ("rmse", "mae", "pcc"):   # the seed spread (population std over seeds)
+                mean[f"{key}_std"] = float(np.std([r[key] for r in runs]))
             out[split][h] = mean
     return out, forecasts

@@ -28,6 +28,8 @@ def targets(results: dict, config) -> dict:
         out[ds] = {"vs": rows,
                    "beats_all_baselines": all(rows[m]["earth_better_all"] for m in base) if base else None,
                    "every_ablation_costs": all(rows[m]["earth_better_all"] for m in abl) if abl else None}
+        if "epignn" in rows:   # issue 34: EARTH at or below EpiGNN's RMSE at every horizon
+            out[ds]["at_or_below_epignn"] = all(m >= 0 for m in rows["epignn"]["margins"].values())
     return out
 
 
@@ -60,18 +62,54 @@ def dataset_table(name: str, models: dict, horizons: list) -> str:
             + " | peak-time err (steps) | peak-value err |")
     lines = [f"**{name}** (test split)", "", head, "|" + "---|" * (3 + 4 * len(hs))]
     best = {h: min(r["test"][h]["rmse"] for r in models.values()) for h in hs}
-    order = [m for m in ("earth", *ABLATIONS, *BASELINES) if m in models]
+    order = [m for m in ("earth", *ABLATIONS, "epignn", *BASELINES) if m in models]
     for model in order:
         r = models[model]
         t = r["test"]
-        cells = [f"**{report.cell(t[h]['rmse'], 4)}**" if t[h]["rmse"] == best[h]
-                 else report.cell(t[h]["rmse"], 4) for h in hs]
+
+        def rmse(h):   # mean ± seed std where several seeds were trained
+            c = report.cell(t[h]["rmse"], 4)
+            c = f"**{c}**" if t[h]["rmse"] == best[h] else c
+            seeds = len(t[h].get("rmse_seeds", []))
+            return f"{c} ± {report.cell(t[h]['rmse_std'], 2)}" if seeds > 1 and model_trained(r) else c
+
+        cells = [rmse(h) for h in hs]
         cells += [report.cell(t[h]["mae"], 4) for h in hs]
         cells += [report.cell(t[h]["pcc"], 3, "f") for h in hs]
         cells += [report.cell(t[h]["peak_mae"], 4) for h in hs]
         cells.append(" / ".join(report.cell(t[h]["peak_time"], 2) for h in hs))
         cells.append(" / ".join(report.cell(t[h]["peak_value"], 3) for h in hs))
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def model_trained(r: dict) -> bool:
+    """Whether a results entry comes from trained copies (persistence has no seed spread)."""
+    return any(v.get("rmse_std", 0.0) > 0 for v in r["test"].values()) or "selection" in r
+
+
+def epignn_table(results: dict) -> str:
+    """Issue 34's target per dataset: EARTH's mean test RMSE at or below EpiGNN's at every
+    horizon, with the margins and both seed spreads, and the selected epochs."""
+    hs = [str(h) for h in results["horizons"]]
+    lines = ["| dataset | EARTH RMSE ≤ EpiGNN at every horizon | EpiGNN − EARTH per horizon "
+             "(mean; > 0 means EARTH better) | seed std EARTH / EpiGNN | best epochs EARTH; "
+             "EpiGNN (stopped at) |", "|---|---|---|---|---|"]
+    for ds, t in results["targets"].items():
+        if "at_or_below_epignn" not in t:
+            continue
+        e, g = results["results"][ds]["earth"], results["results"][ds]["epignn"]
+        margins = "/".join(report.cell(t["vs"]["epignn"]["margins"][h], 3) for h in hs)
+        spread = "/".join(f"{report.cell(e['test'][h]['rmse_std'], 2)} vs "
+                          f"{report.cell(g['test'][h]['rmse_std'], 2)}" for h in hs)
+
+        def ep(r):
+            s = r.get("selection")
+            return "—" if s is None else (",".join(str(v) for v in s["best_epoch"])
+                                          + f" ({s['stopped_at_epoch']}/{s['max_epochs']})")
+
+        lines.append(f"| {ds} | {'MET' if t['at_or_below_epignn'] else 'MISSED'} | {margins} "
+                     f"| {spread} | {ep(e)}; {ep(g)} |")
     return "\n".join(lines)
 
 
@@ -99,8 +137,15 @@ def render(results: dict, config: dict) -> str:
     parts = [dataset_table(ds, models, results["horizons"]) for ds, models in results["results"].items()]
     done = "complete" if results.get("complete") else (
         "INCOMPLETE: datasets not listed did not finish")
-    parts.append("Targets:\n\n" + targets_table(results))
-    parts.append(f"Config `{config['tag']}` ({results['num_steps']} steps, {results['num_seeds']} "
+    if any("at_or_below_epignn" in t for t in results["targets"].values()):
+        parts.append("EARTH vs EpiGNN (EpiGNN's protocol; copies listed h = 5, 10, 15 × "
+                     "seeds):\n\n" + epignn_table(results))
+    else:
+        parts.append("Targets:\n\n" + targets_table(results))
+    sel = config.get("select", {})
+    budget = (f"best-validation epoch of at most {sel['max_epochs']} epochs, patience "
+              f"{sel['patience']}" if sel.get("enabled") else f"{results['num_steps']} steps")
+    parts.append(f"Config `{config['tag']}` ({budget}, {results['num_seeds']} "
                  f"seed(s) per horizon; run {done}); measured on {results['machine']} in "
                  f"{results['wall_s']:.0f} s. Datasets: "
                  + ", ".join(f"{k} ({v['steps']} × {v['regions']})" for k, v in results["datasets"].items())

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from lib.common import paths
-from lib.earth import baselines, data as data_lib, gltg, model as model_lib, simulator
+from lib.earth import baselines, data as data_lib, epignn, gltg, model as model_lib, simulator
 from lib.earth.config_schema import BENCHMARKS
 
 
@@ -39,4 +39,7 @@ def build_model(name: str, config, prep: data_lib.Prepared):
         return model_lib.Earth(geo, sem, hidden=m.hidden, heads=m.heads, ar_lags=m.ar_lags,
                                variant=name, solver=m.solver, adjoint=m.adjoint, dt=m.dt,
                                alpha=m.alpha)
+    if name == "epignn":   # the raw adjacency file, as EpiGNN's loader passes it
+        return epignn.EpiGNN(prep.adjacency, k=m.get("epignn_k", 8), hid_a=m.get("epignn_hid_a", 64),
+                             layers=m.get("epignn_layers", 2))
     return baselines.Baseline(name, geo, hidden=m.baseline_hidden)

@@ -63,3 +63,17 @@ def test_tiny_run_writes_results_and_resumes(tmp_path):
     assert os.path.exists(os.path.join(wd, "plots", "forecast_simulated_h4.png"))
     again = train.train_and_evaluate(c, wd)                     # resumes: nothing retrained
     assert again["results"] == out["results"]
+
+
+def test_best_validation_selection_with_early_stopping(tmp_path):
+    # EpiGNN's dilated kernels span 9 rows: window 10; patience 1 over at most 40 epochs
+    c = _tiny(models=("epignn",), **{"data.window": 10, "select.enabled": True,
+                                     "select.patience": 1, "select.max_epochs": 40})
+    wd = str(tmp_path / "sel")
+    out = train.train_and_evaluate(c, wd)
+    sel = out["results"]["simulated"]["epignn"]["selection"]
+    assert len(sel["best_epoch"]) == len(c.data.horizons) * c.num_seeds
+    # every copy stops one epoch after its best; the run ends once all have stopped
+    assert 1 <= min(sel["best_epoch"]) and max(sel["best_epoch"]) < sel["stopped_at_epoch"] < 40
+    again = train.train_and_evaluate(c, wd)                     # resumes: nothing retrained
+    assert again["results"] == out["results"]
