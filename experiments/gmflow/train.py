@@ -23,6 +23,7 @@ from absl import logging
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
+from lib.common import metrics as logged
 from lib.common import optim, report, train_loop
 from lib.common import workdir as wd
 from lib.common.stages import Stages
@@ -62,12 +63,8 @@ def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_f
 
 
 def _losses(model_dir: str) -> list[float]:
-    path = os.path.join(model_dir, wd.METRICS)
-    if not os.path.exists(path):
-        return []
-    import json
-    with open(path) as f:
-        return [json.loads(line)["loss"] for line in f if '"loss"' in line]
+    """The logged training losses of a model's stage folder, in step order."""
+    return [r["loss"] for r in logged.read_metrics(model_dir) if "loss" in r]
 
 
 # ----------------------------------------------------------------------------- toy part

@@ -97,10 +97,12 @@ def finetune(cfg: LMConfig, tok: Tokenizer, convs: Sequence[Sequence[dict]], wor
 
 
 def served_lm(served_block):
-    """An `OpenAIClient` for a config's `served` block (base_url, model, api_key_env,
-    cache_dir); the key is read from the named environment variable."""
+    """An `OpenAIClient` for a config's `served` block: base_url, model, cache_dir, and
+    where the block has them, api_key_env (the key is read from that environment
+    variable) and tool_mode (auto | native | text; "auto" when the block has none)."""
     from lib.lm.client import OpenAIClient
     s = served_block
+    key_env = s.get("api_key_env", "")
     return OpenAIClient(s.base_url, s.model,
-                        api_key=os.environ.get(s.api_key_env) if s.api_key_env else None,
-                        cache_dir=s.cache_dir or None)
+                        api_key=os.environ.get(key_env) if key_env else None,
+                        cache_dir=s.cache_dir or None, tool_mode=s.get("tool_mode", "auto"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from lib.lm import client
+from lib.lm import finetune
 from lib.swe_gym import policies, records
 
 
@@ -27,8 +27,7 @@ def served(ctx, test_insts: list[dict]) -> dict | None:
     s = ctx.config.served
     if not s.base_url:
         return None
-    lm = client.OpenAIClient(s.base_url, s.model, tool_mode=s.tool_mode,
-                             cache_dir=s.cache_dir or None)
+    lm = finetune.served_lm(s)
     caps = dataclasses.replace(ctx.caps, max_turns=s.max_turns)
     recs = ctx.stages.run("served", lambda _: ctx.collect(
         test_insts, lambda i, r: policies.ChatPolicy(lm, temperature=0.0, seed=i), caps=caps,

@@ -47,3 +47,21 @@ def test_too_long_conversations_raise_unless_skipped_and_too_few_left_is_named(t
                                          "than the batch size 4"):
         ft.finetune(CFG, TOK, CONVS[:2] + long, str(tmp_path), batch_size=4, seed=0,
                     loop=_loop(), optim=OPTIM, skip_too_long=True)
+
+
+def test_served_lm_reads_the_key_variable_and_tool_mode_of_its_block(monkeypatch):
+    import ml_collections
+    monkeypatch.setenv("SERVED_TEST_KEY", "sk-123")
+    keyed = ml_collections.ConfigDict(dict(base_url="http://127.0.0.1:9/v1", model="m",
+                                           api_key_env="SERVED_TEST_KEY", cache_dir="",
+                                           tool_mode="text"))
+    lm = ft.served_lm(keyed)
+    assert (lm.api_key, lm.tool_mode, lm.model) == ("sk-123", "text", "m")
+    # SWE-Gym's block has no api_key_env; EditLord's and JETTS's have no tool_mode
+    bare = ml_collections.ConfigDict(dict(base_url="http://127.0.0.1:9/v1", model="m",
+                                          cache_dir=""))
+    lm = ft.served_lm(bare)
+    assert (lm.api_key, lm.tool_mode) == (None, "auto")
+    keyed.tool_mode = "sideways"
+    with pytest.raises(ValueError, match="tool_mode = 'sideways'"):
+        ft.served_lm(keyed)
