@@ -5,7 +5,8 @@ three networks: cnn, pixel_ae, confounder_ae), `sim` (settings, n, replications,
 designs' parameters), `dml` (folds, repeated splits, clipping, linear learners' penalties),
 `mlp` (neural nuisances: architecture, Adam, and how the L2 penalty and the stopping
 time are chosen — `penalty` "cv" over `l2_grid` with `cv_folds` inner folds, "scaled"
-λ = l2_scale / n_fit, or "fixed" l2_outcome / l2_propensity), `estimators`, `id` (intrinsic dimension), `eval`, `mesh`, plus
+λ = l2_scale / n_fit, or "fixed" l2_outcome / l2_propensity; full-batch `steps`, or
+`batch_size` > 0 minibatches for `epochs` passes; `early_stopping`), `estimators`, `id` (intrinsic dimension), `eval`, `mesh`, plus
 `tag` and `seed`.
 """
 from __future__ import annotations
@@ -72,6 +73,9 @@ SCHEMA: dict[str, Rule] = {
     "mlp.l2_outcome": Float(lo=0.0),
     "mlp.l2_propensity": Float(lo=0.0),
     "mlp.eval_every": Int(lo=1),
+    "mlp.batch_size": Int(lo=0),
+    "mlp.epochs": Int(lo=0),
+    "mlp.early_stopping": Bool(),
     "estimators": Names(tuple(ESTIMATORS)),
     "id.points": Int(lo=10),
     "id.k": Int(lo=3, hi=100),
@@ -111,6 +115,14 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
     if config.pretrain.confounder_ae.latent_dim > config.pretrain.cnn.latent_dim:
         raise ConfigError("config key 'pretrain.confounder_ae.latent_dim' must not exceed "
                           "'pretrain.cnn.latent_dim' (the code compresses the features)")
+    m = config.mlp
+    if m.get("batch_size", 0) > 0 and m.get("epochs", 0) < 1:
+        raise ConfigError(f"config key 'mlp.epochs' = {m.get('epochs', 0)} is not allowed with "
+                          f"mlp.batch_size = {m.batch_size}: minibatch training needs >= 1 epoch")
+    if not m.get("early_stopping", True) and m.penalty == "cv":
+        raise ConfigError("config key 'mlp.early_stopping' = False is not allowed with "
+                          "mlp.penalty = 'cv' (CV chooses the stopping time); use 'fixed' or "
+                          "'scaled'")
     missing = [e for e in config.eval.target_estimators if e not in config.estimators]
     if missing:
         raise ConfigError(f"config key 'eval.target_estimators' = "

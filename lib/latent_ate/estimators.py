@@ -14,8 +14,9 @@ ml_g = g = E[Y − θD | C] (IV-type; fitted on Y − θ̃D, θ̃ the partiallin
 ml_g0 = g, ml_g1 = θ + g (IRM arms).
 
 MLP nuisances choose their penalty and stopping time as `mlp.penalty` says (learners.mlp):
-"cv" (default: cross-validation inside the training folds), "scaled" (λ = c/n_fit) or
-"fixed" (the l2_outcome / l2_propensity values).
+"fixed" (the l2_outcome / l2_propensity values; the configs' default λ = 1e-6 with early
+stopping), "cv" (cross-validation inside the training folds) or "scaled" (λ = c/n_fit);
+`mlp.batch_size` > 0 trains on minibatches for `mlp.epochs` (the official set-up).
 
   naive              OLS Y ~ D                                       (no adjustment)
   oracle             OLS Y ~ D + C, C the true confounder            (label / U)
@@ -24,6 +25,8 @@ MLP nuisances choose their penalty and stopping time as `mlp.penalty` says (lear
   dml_linear_pixels  PLR, ridge (GCV) nuisances on raw pixels        (no pre-training)
   dml_mlp_pixels     PLR, MLP nuisances on raw pixels
   dml_linear_latent  PLR, ridge (GCV) outcome + logistic propensity on Z
+  dml_ols_latent     PLR, OLS outcome + logistic propensity on Z     (the official linear row)
+  dml_mlp_logit_latent  PLR, MLP outcome + logistic propensity on Z  (the official pairing)
   dml_lasso_latent   PLR, lasso outcome + logistic propensity on Z
   dml_mlp_latent     PLR, MLP outcome + MLP propensity on Z          (the paper's method)
   dml_iv_mlp_latent  PLR with the IV-type score, MLP nuisances on Z
@@ -61,7 +64,9 @@ def _mlp(cfg, task):
     else:
         l2 = m.l2_outcome if task == "regression" else m.l2_propensity
     return lrn.mlp(task, tuple(m.hidden), m.lr, m.steps, m.val_fraction, l2, m.eval_every,
-                   penalty=m.penalty, l2_grid=tuple(m.l2_grid), cv_folds=m.cv_folds)
+                   penalty=m.penalty, l2_grid=tuple(m.l2_grid), cv_folds=m.cv_folds,
+                   batch_size=m.get("batch_size", 0), epochs=m.get("epochs", 0),
+                   early_stopping=m.get("early_stopping", True))
 
 
 def true_nuisances(theta: float, m, g) -> dict:
@@ -120,6 +125,10 @@ ESTIMATORS: dict[str, Spec] = {
         "ml_l": _mlp(cfg, "regression"), "ml_m": _mlp(cfg, "classification")})),
     "dml_linear_latent": Spec("cnn", True, _dml(lambda cfg: {
         "ml_l": _ridge(cfg), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
+    "dml_ols_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": lrn.ridge((0.0,)), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
+    "dml_mlp_logit_latent": Spec("cnn", True, _dml(lambda cfg: {
+        "ml_l": _mlp(cfg, "regression"), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
     "dml_lasso_latent": Spec("cnn", True, _dml(lambda cfg: {
         "ml_l": lrn.lasso(cfg.dml.lasso_alpha), "ml_m": lrn.logistic(cfg.dml.logistic_l2)})),
     "dml_mlp_latent": Spec("cnn", True, _dml(lambda cfg: {

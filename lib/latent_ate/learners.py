@@ -17,7 +17,8 @@ Learners:
                         the λ grid from one eigendecomposition; λ = 0 is OLS.
   logistic(l2)          Newton–IRLS, L2 penalty on the slopes (not the intercept).
   lasso(alpha)          FISTA on (1/2Σw) Σ w (y − b − xβ)² + α‖β‖₁ (scikit-learn's scaling).
-  mlp(...)              Flax MLP, full-batch Adam (optax), L2 penalty and early stopping,
+  mlp(...)              Flax MLP, full-batch or minibatch Adam (optax), L2 penalty and
+                        (optional) early stopping,
                         both chosen inside the training rows: by cross-validation over a λ
                         grid and the stopping checkpoint (penalty="cv"), or a fixed /
                         1/n-scaled λ with early stopping on a held-out part (see `mlp`).
@@ -284,10 +285,85 @@ def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
     return train
 
 
+def _mlp_minibatch_trainer(model, lr: float, classify: bool, epochs: int, batch_size: int):
+    """The minibatch counterpart of `_mlp_trainer`, same signature and returns.
+
+    Each of the `epochs` chunks is one pass over the rows tr in a fresh random order (drawn
+    from `key`), in ⌈N/B⌉ minibatches of B = `batch_size` rows (N the number of row slots;
+    the last batch of an epoch is smaller when the rows tr do not fill it, scikit-learn's
+    `gen_batches`), one Adam step per minibatch on mean loss(batch) + (l2/2)·Σ‖kernel‖²;
+    a batch with no row of tr (padding slots, the other IRM arm) makes no step. The curve
+    records the mean loss on the rows val after every epoch; `stop_at` as in `_mlp_trainer`.
+    """
+    opt = optax.adam(lr)
+
+    def loss_fn(params, x, y, w):
+        out = model.apply(params, x)[..., 0]
+        per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
+        return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
+
+    def penalised(params, x, y, w, l2):
+        kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
+                   if "kernel" in jax.tree_util.keystr(path)]
+        return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
+
+    grad_fn = jax.grad(penalised)
+
+    def train(x, y, tr, val, l2, key, stop_at):
+        n = x.shape[0]
+        n_batches = -(-n // batch_size)
+        mean, std = _weighted_moments(x, tr)
+        xs = (x - mean) / std
+        if classify:
+            ys, y_mean, y_std = y, 0.0, 1.0
+        else:
+            y_mean = (tr * y).sum() / jnp.maximum(tr.sum(), 1.0)
+            y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
+            y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
+            ys = (y - y_mean) / y_std
+        k_order = jax.random.fold_in(key, 1)        # init from `key`, as `_mlp_trainer`
+        params = model.init(key, xs[:1])
+        state = opt.init(params)
+        n_fit = (tr > 0).sum()
+        slots = jnp.arange(n_batches * batch_size).reshape(n_batches, batch_size)
+
+        def epoch(carry, i):
+            params, state, best, best_loss = carry
+            # rows of tr first, in random order; slot j of the epoch holds row order[j]
+            u = jax.random.uniform(jax.random.fold_in(k_order, i), (n,)) + 2.0 * (tr <= 0)
+            order = jnp.argsort(u)
+            rows = order[slots % n]                                       # (nb, B)
+            live = (slots < n_fit) * tr[rows]
+
+            def step(c, b):
+                params, state = c
+                wb = live[b]
+                grads = grad_fn(params, xs[rows[b]], ys[rows[b]], wb, l2)
+                updates, new_state = opt.update(grads, state, params)
+                new_params = optax.apply_updates(params, updates)
+                go = wb.sum() > 0
+                pick = lambda a, b_: jax.tree.map(lambda u_, v_: jnp.where(go, u_, v_), a, b_)
+                return (pick(new_params, params), pick(new_state, state)), None
+
+            (params, state), _ = jax.lax.scan(step, (params, state), jnp.arange(n_batches))
+            vloss = loss_fn(params, xs, ys, val)
+            keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
+            best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)
+            return (params, state, best, jnp.where(keep, vloss, best_loss)), vloss
+
+        init_loss = loss_fn(params, xs, ys, val)
+        (_, _, best, _), curve = jax.lax.scan(epoch, (params, state, params, init_loss),
+                                              jnp.arange(epochs))
+        return best, (mean, std, y_mean, y_std), curve
+
+    return train
+
+
 def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: int = 300,
         val_fraction: float = 0.2, l2: float = 1e-4, eval_every: int = 5,
         name: str | None = None, penalty: str = "fixed",
-        l2_grid: Sequence[float] = (1e-3, 1e-2, 1e-1, 1.0), cv_folds: int = 3) -> Learner:
+        l2_grid: Sequence[float] = (1e-3, 1e-2, 1e-1, 1.0), cv_folds: int = 3,
+        batch_size: int = 0, epochs: int = 0, early_stopping: bool = True) -> Learner:
     """A Flax MLP nuisance trained by full-batch Adam with an L2 penalty and early stopping.
 
     Only the training rows (w > 0) are used; the cross-fitting evaluation fold (x_pred) is
@@ -308,6 +384,18 @@ def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: in
               training rows with λ* and stopped at checkpoint t* (|grid|·V + 1 fits,
               vmapped). No held-out rows beyond the inner folds; `val_fraction` unused.
 
+    Minibatch training (`batch_size` B > 0, the way scikit-learn's MLPRegressor trains):
+    `epochs` passes over the rows in random minibatches of B (`_mlp_minibatch_trainer`)
+    instead of `steps` full-batch steps, the checkpoints being the ends of epochs; `steps`
+    and `eval_every` are then unused. `early_stopping=False` (penalty "fixed" or "scaled"
+    only) trains on all the training rows and keeps the final parameters (no held-out
+    part; scikit-learn's default `early_stopping=False`).
+
+    Penalty conventions: λ multiplies (1/2)·Σ‖kernel‖² next to the *mean* loss on the
+    standardised target. scikit-learn's MLPRegressor minimises (1/2)·mean squared error +
+    (α/(2B))·Σ‖W‖² per batch, i.e. MSE + (α/B)·Σ‖W‖², so its α corresponds to λ = 2α/B
+    (α = 1e-4, B = 200: λ = 1e-6), up to var(y), which the standardisation divides out.
+
     Every fit is a fixed-length `lax.scan` (early stopping keeps parameters instead of
     breaking the loop), so the learner stays vmappable.
     """
@@ -322,10 +410,20 @@ def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: in
     if penalty == "cv" and (not l2_grid or min(l2_grid) < 0 or cv_folds < 2):
         raise ValueError(f"mlp penalty 'cv' needs a non-empty l2_grid of values >= 0 and "
                          f"cv_folds >= 2; got {l2_grid}, {cv_folds}")
+    if batch_size < 0 or (batch_size > 0 and epochs < 1):
+        raise ValueError(f"mlp minibatch training needs batch_size >= 1 and epochs >= 1 "
+                         f"(batch_size = 0: full batch); got {batch_size}, {epochs}")
+    if not early_stopping and penalty == "cv":
+        raise ValueError("mlp early_stopping=False needs penalty 'fixed' or 'scaled' (the "
+                         "'cv' penalty chooses the stopping checkpoint itself)")
     model = MLP(widths=tuple(hidden), out=1)          # (n, p) -> (n, 1)
     classify = task == "classification"
-    train = _mlp_trainer(model, lr, classify, steps, eval_every)
-    n_chunks = max(steps // eval_every, 1)
+    if batch_size:
+        train = _mlp_minibatch_trainer(model, lr, classify, epochs, batch_size)
+        n_chunks = epochs
+    else:
+        train = _mlp_trainer(model, lr, classify, steps, eval_every)
+        n_chunks = max(steps // eval_every, 1)
 
     def predict(params, moments, x_pred):
         mean, std, y_mean, y_std = moments
@@ -334,10 +432,14 @@ def mlp(task: str, hidden: Sequence[int] = (64, 64), lr: float = 1e-3, steps: in
 
     def fit_holdout(x, y, w, x_pred, key):
         k_split, k_init = jax.random.split(key)
-        val = w * (jax.random.uniform(k_split, w.shape) < val_fraction)
+        if early_stopping:
+            val = w * (jax.random.uniform(k_split, w.shape) < val_fraction)
+        else:
+            val = jnp.zeros_like(w)
         tr = w - val
         lam = l2 if penalty == "fixed" else l2 / jnp.maximum(tr.sum(), 1.0)
-        params, moments, _ = train(x, y, tr, val, lam, k_init, -1)
+        params, moments, _ = train(x, y, tr, val, lam, k_init,
+                                   -1 if early_stopping else n_chunks - 1)
         return predict(params, moments, x_pred)
 
     def fit_cv(x, y, w, x_pred, key):

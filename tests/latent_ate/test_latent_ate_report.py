@@ -38,3 +38,19 @@ def test_merge_joins_settings_and_wall_times_and_refuses_overlaps():
     with pytest.raises(ValueError, match=r"settings \['label'\] appear in more than one"):
         report.merge([{"settings": {"label": 1}, "targets": {}, "wall_s": 1.0},
                       {"settings": {"label": 3}, "targets": {}, "wall_s": 1.0}])
+
+
+def test_clopper_pearson_closed_forms_and_the_binomial_verdict():
+    """k = n: the lower end is (α/2)^(1/n); k = 0: the upper end is 1 − (α/2)^(1/n); the
+    verdict says whether the nominal 95 % lies inside the observed coverage's interval."""
+    lo, hi = report.clopper_pearson(30, 30)
+    assert lo == pytest.approx(0.025 ** (1 / 30)) and hi == 1.0
+    lo, hi = report.clopper_pearson(0, 30)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 30))
+    res = {"settings": {"complex": {"estimators": {
+        "a": {"coverage": 0.9, "reps": 30}, "b": {"coverage": 0.6, "reps": 30},
+        "c": {"coverage": None, "reps": 30}}}}}
+    text = report.binomial_lines(res, ("a", "b", "c"))
+    assert "| complex | a | 27 / 30 |" in text and text.count("| yes |") == 1
+    assert "| complex | b | 18 / 30 |" in text and text.count("| NO |") == 1
+    assert "| c |" not in text
