@@ -1,4 +1,5 @@
-"""What a GMFlow experiment config may hold, and the checks run before any compute.
+"""GMFlow's config: every key's default with its rule (`KEYS`; a configs/gmflow file states
+only what differs, through `config(overrides)`), and the checks run before any compute.
 
 Blocks: `train`/`mesh` (shared harness; `train.num_steps` is the step count of every model),
 `optim`, `toy` (2-D checkerboard / Gaussian grid: GMFlow K sweep vs flow matching over NFE),
@@ -8,72 +9,84 @@ vs CFG, over one or several seeds),
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Str)
 from lib.gmflow.samplers import FM_SOLVERS, GM_SOLVERS
 from lib.gmflow.toys import TOYS
 
 PARTS = ("toy", "digits")
 
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(PARTS),
-    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.warmup_steps": Int(lo=0),
-    "optim.ema_decay": Float(lo=0.0, hi=1.0, hi_open=True),
-    "toy.datasets": Names(TOYS),
-    "toy.components": Ints(lo=1),
-    "toy.grid_components": Ints(lo=1),
-    "toy.fm_baseline": Bool(),
-    "toy.loss": Choice(("gm_transition", "gm_kl")),
-    "toy.trans_ratio": Float(lo=0.0, lo_open=True, hi=1.0),
-    "toy.width": Int(lo=1),
-    "toy.depth": Int(lo=1),
-    "toy.coord_embed_dim": Int(lo=0),
-    "toy.batch_size": Int(lo=1),
-    "toy.nfes": Ints(lo=1),
-    "toy.gm_solvers": Names(GM_SOLVERS),
-    "toy.fm_solvers": Names(FM_SOLVERS),
-    "toy.substep_budget": Int(lo=1),
-    "toy.num_samples": Int(lo=10),
-    "toy.mmd_samples": Int(lo=10),
-    "toy.swd_projections": Int(lo=1),
-    "toy.plot_samples": Int(lo=1),
-    "digits.dataset": Choice(("digits", "fashion_mnist")),
-    "digits.path": Str(),
-    "digits.components": Int(lo=1),
-    "digits.loss": Choice(("gm_transition", "gm_kl")),
-    "digits.trans_ratio": Float(lo=0.0, lo_open=True, hi=1.0),
-    "digits.network": Choice(("mlp", "unet")),
-    "digits.unet_features": Ints(lo=1),
-    "digits.downsample": Int(lo=1),
-    "digits.real_samples": Int(lo=0),
-    "digits.methods": Names(("pg", "cfg", "cfg_gm")),
-    "digits.seeds": Ints(lo=0),
-    "digits.width": Int(lo=1),
-    "digits.depth": Int(lo=1),
-    "digits.batch_size": Int(lo=1),
-    "digits.p_uncond": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "digits.nfes": Ints(lo=1),
-    "digits.gm_solver": Choice(GM_SOLVERS),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=100, checkpoint_every=500),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(("toy", "digits"), Names(PARTS)),
+    "optim.lr": Key(0.001, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.warmup_steps": Key(200, Int(lo=0)),
+    "optim.ema_decay": Key(0.995, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "toy.datasets": Key(("checkerboard", "gaussian_grid"), Names(TOYS)),
+    "toy.components": Key((1, 8, 64), Ints(lo=1)),
+    "toy.grid_components": Key((8,), Ints(lo=1)),
+    "toy.fm_baseline": Key(True, Bool()),
+    "toy.loss": Key("gm_transition", Choice(("gm_transition", "gm_kl"))),
+    "toy.trans_ratio": Key(0.9, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "toy.width": Key(256, Int(lo=1)),
+    "toy.depth": Key(3, Int(lo=1)),
+    "toy.coord_embed_dim": Key(64, Int(lo=0)),
+    "toy.batch_size": Key(1024, Int(lo=1)),
+    "toy.nfes": Key((1, 2, 4, 8, 16, 32), Ints(lo=1)),
+    "toy.gm_solvers": Key(("gm_sde", "gm_sde2", "gm_ode", "gm_ode2"), Names(GM_SOLVERS)),
+    "toy.fm_solvers": Key(("euler", "heun", "ddpm"), Names(FM_SOLVERS)),
+    "toy.substep_budget": Key(128, Int(lo=1)),
+    "toy.num_samples": Key(4000, Int(lo=10)),
+    "toy.mmd_samples": Key(1000, Int(lo=10)),
+    "toy.swd_projections": Key(256, Int(lo=1)),
+    "toy.plot_samples": Key(2000, Int(lo=1)),
+    "digits.dataset": Key("digits", Choice(("digits", "fashion_mnist"))),
+    "digits.path": Key("/usr/share/datasets/fashion-mnist", Str()),
+    "digits.components": Key(8, Int(lo=1)),
+    "digits.loss": Key("gm_transition", Choice(("gm_transition", "gm_kl"))),
+    "digits.trans_ratio": Key(0.5, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "digits.network": Key("mlp", Choice(("mlp", "unet"))),
+    "digits.unet_features": Key((32, 64), Ints(lo=1)),
+    "digits.downsample": Key(1, Int(lo=1)),
+    "digits.real_samples": Key(0, Int(lo=0)),
+    "digits.methods": Key(("pg", "cfg", "cfg_gm"), Names(("pg", "cfg", "cfg_gm"))),
+    "digits.seeds": Key((0,), Ints(lo=0)),
+    "digits.width": Key(256, Int(lo=1)),
+    "digits.depth": Key(3, Int(lo=1)),
+    "digits.batch_size": Key(256, Int(lo=1)),
+    "digits.p_uncond": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "digits.nfes": Key((4, 8, 32), Ints(lo=1)),
+    "digits.gm_solver": Key("gm_ode2", Choice(GM_SOLVERS)),
     # Heun evaluates at t = 0, where the guided velocity (x − x̂₀)/t of a CFG point mass is
     # undefined; the digits baseline uses Euler or DDPM.
-    "digits.fm_solver": Choice(("euler", "ddpm")),
-    "digits.substep_budget": Int(lo=1),
-    "digits.pg_scales": Floats(lo=0.0, hi=1.0, hi_open=True),
-    "digits.cfg_scales": Floats(lo=0.0),
-    "digits.orthogonal": Float(lo=0.0, hi=1.0),
-    "digits.samples_per_class": Int(lo=2),
-    "digits.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "digits.classifier_steps": Int(lo=1),
-    "digits.knn_k": Int(lo=1),
+    "digits.fm_solver": Key("euler", Choice(("euler", "ddpm"))),
+    "digits.substep_budget": Key(128, Int(lo=1)),
+    "digits.pg_scales": Key((0.0, 0.15, 0.3, 0.45, 0.6, 0.75),
+                           Floats(lo=0.0, hi=1.0, hi_open=True)),
+    "digits.cfg_scales": Key((1.0, 1.5, 2.0, 3.0, 4.0, 5.0), Floats(lo=0.0)),
+    "digits.orthogonal": Key(1.0, Float(lo=0.0, hi=1.0)),
+    "digits.samples_per_class": Key(100, Int(lo=2)),
+    "digits.test_fraction": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "digits.classifier_steps": Key(1500, Int(lo=1)),
+    "digits.knn_k": Key(3, Int(lo=1)),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a required key (`train.num_steps`, `tag`) left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/gmflow/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -98,4 +111,4 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
