@@ -10,6 +10,8 @@ Writes results.json, results.md, plots/ (sample grids, loss curves).
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import time
 
@@ -33,6 +35,8 @@ from lib.sketchdnn.denoiser import SketchDenoiser
 from lib.sketchdnn.report import markdown, targets
 
 validate = config_schema.validate
+ADDED_KEYS = {"loss.ce_mean": "slots", "diffusion.x0_logits": "embedding_mean",
+              "eval.curve_steps": (), "eval.curve_samples": 0}
 
 
 # ----------------------------------------------------------------------------- encoder
@@ -63,29 +67,44 @@ def train_encoder(config, workdir: str, mesh, data: dict):
 def build_model(config, run: str) -> tuple[diffusion.Process, SketchDenoiser]:
     kind, pe = config_schema.RUNS[run]
     m = config.model
-    process = diffusion.make_process(kind, config.diffusion.num_steps)
+    process = diffusion.make_process(kind, config.diffusion.num_steps,
+                                     x0_logits=config.diffusion.x0_logits)
     model = SketchDenoiser(num_steps=config.diffusion.num_steps, width=m.width, depth=m.depth,
                            heads=m.heads, mlp_ratio=m.mlp_ratio, positional_encoding=pe)
     return process, model
 
 
-def train_model(config, workdir: str, mesh, run: str, x_train: np.ndarray):
-    """Train (or resume) one denoiser in <workdir>/models/<run>; (EMA params, info)."""
+def train_model(config, workdir: str, mesh, run: str, x_train: np.ndarray,
+                on_curve_step=None):
+    """Train (or resume) one denoiser in <workdir>/models/<run>; (EMA params, info).
+
+    With on_curve_step, training stops at each of `eval.curve_steps` (resuming from the
+    checkpoint written there) and at the end, and calls
+    on_curve_step(step, process, model, EMA params) there."""
     process, model = build_model(config, run)
     o, df = config.optim, config.diffusion
     task = training.diffusion_task(
         process, model, x_train, batch_size=o.batch_size, lr=o.lr,
         num_steps=config.train.num_steps, warmup=o.warmup_steps, grad_clip=o.grad_clip,
         ema_decay=o.ema_decay, low_t_max=df.low_t_max, low_t_weight=df.low_t_weight,
-        seed=config.train.seed, constant_lr=o.schedule == "constant")
+        seed=config.train.seed, constant_lr=o.schedule == "constant",
+        ce_mean=config.loss.ce_mean)
     t0 = time.time()
     model_dir = Stages(workdir, "models").dir(run)
-    result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                              workdir=model_dir, mesh=mesh)  # guards.Preempted on SIGTERM
+    loop_cfg = train_loop.LoopConfig.from_config(config.train)
+    stops = (*config.eval.curve_steps, config.train.num_steps) if on_curve_step else (
+        config.train.num_steps,)
+    resumed_from = None
+    for stop in stops:
+        result = train_loop.train(task, dataclasses.replace(loop_cfg, num_steps=stop),
+                                  workdir=model_dir, mesh=mesh)  # guards.Preempted on SIGTERM
+        resumed_from = result.resumed_from if resumed_from is None else resumed_from
+        if on_curve_step and result.step == stop:   # resumed past `stop`: no state of it
+            on_curve_step(stop, process, model, jax.device_get(result.state["ema"]))
     rows = common_metrics.read_metrics(model_dir)
     losses = [(r["step"], r["loss"]) for r in rows if "loss" in r]
     n_params = sum(int(np.prod(v.shape)) for v in jax.tree.leaves(result.state["params"]))
-    info = {"steps": result.step, "resumed_from": result.resumed_from,
+    info = {"steps": result.step, "resumed_from": resumed_from,
             "train_s": time.time() - t0, "num_params": n_params,
             "first_loss": losses[0][1] if losses else None,
             "last_loss": losses[-1][1] if losses else None}
@@ -111,11 +130,29 @@ def _evaluate_run(config, i: int, run: str, params, process, model, data, feat_f
     return {**quality, "nll": nll, "sample_s": sample_s, "nll_s": time.time() - t2}, grid
 
 
+def _curve_row(quality: dict) -> dict:
+    """The sample metrics recorded against the training step."""
+    v = quality["validity"]
+    return {"fd": quality["fd"], "precision": quality["precision"],
+            "recall": quality["recall"], "dangling_fraction": v["dangling_fraction"],
+            "closed_rate": v["closed_rate"]}
+
+
+def _read_curve(path: str) -> dict:
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     extras.require(optional_modules(config))   # before any compute
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    # keys added after the quick workdirs were made, with the values that reproduce them;
+    # under a constant rate nothing depends on train.num_steps, so a run may be extended
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               added=ADDED_KEYS, steps_extendable=config.optim.schedule == "constant")
     primary = mesh_lib.is_primary()
     t0 = time.time()
     data = load_data(config)
@@ -139,13 +176,39 @@ def train_and_evaluate(config, workdir: str) -> dict:
                "reference": {k: v for k, v in reference.items() if k != "decoded"},
                "runs": {}}
     grids, curves = {"data": test_sketches[:ev.grid_samples]}, {}
+    # curves: the sample metrics of eval.curve_samples samples at each of eval.curve_steps
+    # and at the end (fewer samples than the final table: FD is biased up at small n, so
+    # curve values compare along a curve and between curves, not with the table)
+    curve_config = config_lib.apply_overrides(
+        config, {"eval.num_samples": max(ev.curve_samples, 2),
+                 "eval.sample_batch": max(ev.curve_samples, 2)})
     for i, run in enumerate(config.runs):
         guards.check_preempted(f"model {run}")
-        process, model, params, info, losses = train_model(config, workdir, mesh, run,
-                                                           data["train"])
+        curve_path = os.path.join(Stages(workdir, "models").dir(run), "curve.json")
+        curve = _read_curve(curve_path)
+
+        def on_curve_step(step, process, model, params, i=i, run=run, curve=curve,
+                          path=curve_path):
+            if str(step) in curve:
+                return
+            sample_fn, _ = evaluation.jitted(curve_config, run, process, model)
+            x = evaluation.draw_samples(curve_config, sample_fn, params,
+                                        jax.random.key(config.seed + 303 + i))
+            q = evaluation.sample_quality(curve_config, feat_fn, enc_params, real_feats, x,
+                                          ref_validity)
+            curve[str(step)] = _curve_row(q)
+            logging.info("model %s at step %d: %s", run, step, curve[str(step)])
+            if primary:
+                wd.write_json_atomic(path, curve)
+
+        process, model, params, info, losses = train_model(
+            config, workdir, mesh, run, data["train"],
+            on_curve_step if ev.curve_samples else None)
         entry, grids[run] = _evaluate_run(config, i, run, params, process, model, data, feat_fn,
                                           enc_params, real_feats, ref_validity)
-        results["runs"][run] = {"train": info, **entry}
+        results["runs"][run] = {"train": info, **entry,
+                                "curve": [{"step": int(k), **curve[k]}
+                                          for k in sorted(curve, key=int)]}
         curves[run] = ([s for s, _ in losses], [v for _, v in losses])
     results["targets"] = targets(results)
     results["wall_s"] = time.time() - t0

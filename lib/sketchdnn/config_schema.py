@@ -1,17 +1,23 @@
 """What a SketchDNN experiment config may hold, and the checks run before any compute.
 
 Blocks: `train`/`mesh` (harness; `train.num_steps` is the step count of every diffusion
-model), `data` (generator or SketchGraphs file, slot count, sizes), `diffusion` (T, loss
-weighting, sampling steps, NLL quantisation), `model` (denoiser size), `optim`, `runs`
-(which models to train and compare), `eval` (samples, encoder, metrics), `tag`, `seed`.
+model; `train.seed` the model's init and batches, `seed` the data, encoder and sampling
+keys), `data` (generator or SketchGraphs file, slot count, sizes), `diffusion` (T, loss
+weighting, sampling steps, NLL quantisation, the Gaussian-Softmax x̂₀ logits), `loss`
+(cross-entropy normalisation), `model` (denoiser size), `optim` (grad_clip 0 = none),
+`runs` (which models to train and compare), `eval` (samples, encoder, metrics; curves:
+`curve_samples` > 0 records the sample metrics of that many samples at `curve_steps` and at
+the end), `tag`, `seed`.
 """
 from __future__ import annotations
 
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Names, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
 from lib.sketchdnn.generator import FAMILIES, FAMILY_SIZES
+from lib.sketchdnn.label_process import X0_LOGITS
+from lib.sketchdnn.loss import CE_MEANS
 
 # run name -> (label process, positional encoding)
 RUNS = {"gaussian_softmax": ("gaussian_softmax", False),
@@ -38,6 +44,8 @@ SCHEMA: dict[str, Rule] = {
     "diffusion.low_t_weight": Float(lo=0.0),
     "diffusion.sample_steps": Int(lo=1),
     "diffusion.nll_bins": Int(lo=2),
+    "diffusion.x0_logits": Choice(X0_LOGITS),
+    "loss.ce_mean": Choice(CE_MEANS),
     "model.width": Int(lo=1),
     "model.depth": Int(lo=1),
     "model.heads": Int(lo=1),
@@ -45,7 +53,7 @@ SCHEMA: dict[str, Rule] = {
     "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
     "optim.warmup_steps": Int(lo=0),
     "optim.schedule": Choice(("cosine", "constant")),
-    "optim.grad_clip": Float(lo=0.0, lo_open=True),
+    "optim.grad_clip": Float(lo=0.0),
     "optim.ema_decay": Float(lo=0.0, hi=1.0, hi_open=True),
     "optim.batch_size": Int(lo=1),
     "eval.num_samples": Int(lo=2),
@@ -58,6 +66,8 @@ SCHEMA: dict[str, Rule] = {
     "eval.grid_samples": Int(lo=1),
     "eval.endpoint_eps": Float(lo=0.0, lo_open=True),
     "eval.plot": Bool(),
+    "eval.curve_steps": Ints(lo=1),
+    "eval.curve_samples": Int(lo=0),
 }
 
 
@@ -96,6 +106,15 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
         bad("optim.batch_size", c.optim.batch_size, f"it exceeds data.num_train = {d.num_train}")
     if not c.runs:
         bad("runs", c.runs, "name at least one model")
+    if 0 < c.eval.curve_samples <= c.eval.knn_k:
+        bad("eval.curve_samples", c.eval.curve_samples,
+            f"it must be 0 (no curves) or exceed eval.knn_k = {c.eval.knn_k}")
+    cs = tuple(c.eval.curve_steps)
+    if cs and not c.eval.curve_samples:
+        bad("eval.curve_steps", cs, "set eval.curve_samples > 0 to record curves")
+    if any(not 0 < s < c.train.num_steps for s in cs) or list(cs) != sorted(set(cs)):
+        bad("eval.curve_steps", cs, f"need increasing steps in 1..train.num_steps - 1 = "
+            f"{c.train.num_steps - 1} (the last step is always evaluated)")
 
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:

@@ -14,10 +14,10 @@ Discrete blocks (Gaussian-Softmax): with the label embedding u(y) = log π₀(y)
     π₀ = k·onehot(y) + (1−k)/D,   l_t = √ᾱᵈ_t u(y) + √(1−ᾱᵈ_t) ε,   x_t = softmax(l_t),
 so x_t lives on the simplex and labels can be blended. The reverse step is the DDPM
 posterior applied in log space (softmax is blind to a per-slot constant, so log x_t stands in
-for l_t exactly) and mapped back with a softmax. x̂₀'s logit is the posterior-mean embedding
-û = Σ_y p̂(y) u(y) (the official code uses 2·log p̂ here, an unexplained factor the notes
-flag; we keep the embedding mean, which also makes the NLL bound of `loss.py` the bound of
-this very sampler).
+for l_t exactly) and mapped back with a softmax. x̂₀'s logit is, by `x0_logits`, the posterior-mean embedding
+û = Σ_y p̂(y) u(y) ("embedding_mean", the default) or the official code's 2·log p̂
+("two_log_p", an unexplained factor the notes flag); the NLL bound of `loss.py` uses the same
+x̂₀, so it is the bound of the sampler that is run.
 
 `LabelProcess` is the interface shared with the baselines (`baselines.py`): one-hot
 Gaussian and D3PM-style label diffusion.
@@ -61,13 +61,16 @@ def discrete_alpha_bar(alpha_bar: np.ndarray, num_classes: int, k: float) -> np.
     return n / (n + m)
 
 
-def gaussian_softmax_process(num_classes: int, alpha_bar: np.ndarray) -> LabelProcess:
-    """The paper's Gaussian-Softmax process for a block of `num_classes` labels."""
+def gaussian_softmax_process(num_classes: int, alpha_bar: np.ndarray,
+                             x0_logits: str = "embedding_mean") -> LabelProcess:
+    """The paper's Gaussian-Softmax process for a block of `num_classes` labels;
+    x0_logits: "embedding_mean" or "two_log_p" (module docstring)."""
     k = float(alpha_bar[1])
     lo = float(np.log((1 - k) / num_classes))
     hi = float(np.log(k + (1 - k) / num_classes))
     ab_d = discrete_alpha_bar(alpha_bar, num_classes, k)
-    return gaussian_label_process("gaussian_softmax", num_classes, ab_d, lo, hi, simplex=True)
+    return gaussian_label_process("gaussian_softmax", num_classes, ab_d, lo, hi, simplex=True,
+                                  x0_logits=x0_logits)
 
 
 def gaussian_softmax(logits_clean: Array, scale: float, key) -> Array:
@@ -165,11 +168,13 @@ def sample(process: Process, denoise: Callable, key, num: int, num_slots: int,
     return x
 
 
-def make_process(kind: str, num_steps: int) -> Process:
-    """kind: gaussian_softmax (the paper), onehot_gaussian or d3pm (`baselines.py`)."""
+def make_process(kind: str, num_steps: int, x0_logits: str = "embedding_mean") -> Process:
+    """kind: gaussian_softmax (the paper), onehot_gaussian or d3pm (`baselines.py`).
+    x0_logits applies to gaussian_softmax only (the baselines have their own x̂₀)."""
     ab = cosine_alpha_bar(num_steps)
     if kind == "gaussian_softmax":
-        make = gaussian_softmax_process
+        def make(d, a):
+            return gaussian_softmax_process(d, a, x0_logits)
     elif kind == "onehot_gaussian":
         make = baselines.onehot_gaussian_process
     elif kind == "d3pm":

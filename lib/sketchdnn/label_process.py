@@ -65,13 +65,36 @@ class LabelProcess(NamedTuple):
     prior_kl: Callable
 
 
+X0_LOGITS = ("embedding_mean", "two_log_p")
+
+
+def x0_logits_fn(name: str, embed: Callable) -> Callable:
+    """p̂ (…, D) -> the x̂₀ the reverse step and the bound plug in for u(y₀):
+    "embedding_mean" û = Σ_y p̂(y)·u(y) = embed(p̂) (u affine in the one-hot);
+    "two_log_p" 2·log p̂ (the official code's `discrete_posterior_step`; p̂ floored at 1e-30
+    so that a zero probability gives a finite logit)."""
+    if name == "embedding_mean":
+        return embed
+    if name == "two_log_p":
+        return lambda p: 2.0 * jnp.log(jnp.maximum(p, 1e-30))
+    raise ValueError(f"x0_logits must be one of {X0_LOGITS}, got {name!r}")
+
+
 def gaussian_label_process(name: str, num_classes: int, alpha_bar: np.ndarray, lo: float,
-                           hi: float, simplex: bool) -> LabelProcess:
+                           hi: float, simplex: bool,
+                           x0_logits: str = "embedding_mean") -> LabelProcess:
     """Gaussian diffusion of the label embedding u(y) = lo + (hi − lo)·onehot(y).
 
     simplex=True: the network sees softmax(l_t) and steps run on log x_t (Gaussian-Softmax);
     simplex=False: the network sees l_t itself (one-hot Gaussian baseline).
+    x0_logits: the x̂₀ of the reverse step (`x0_logits_fn`); "two_log_p" needs simplex=True.
+    With simplex=True only l up to a per-slot shift is observed (softmax), so the KL terms
+    compare x̂₀ and u(y₀) after removing their mean over classes (a no-op for
+    "embedding_mean", whose difference (hi − lo)(onehot − p̂) already sums to 0).
     """
+    if x0_logits != "embedding_mean" and not simplex:
+        raise ValueError(f"x0_logits={x0_logits!r} is a Gaussian-Softmax (simplex) option; "
+                         f"{name} diffuses the embedding itself")
     ab = jnp.asarray(alpha_bar, jnp.float32)
     snr_t = jnp.asarray(snr(np.asarray(alpha_bar, np.float64)), jnp.float32)
     embed = lambda p: lo + (hi - lo) * p
@@ -87,14 +110,19 @@ def gaussian_label_process(name: str, num_classes: int, alpha_bar: np.ndarray, l
     def prior(key, shape):
         return out(jax.random.normal(key, shape_d(shape)))
 
+    x0_hat = x0_logits_fn(x0_logits, embed)
+
     def step(key, x_t, p_hat, t, s):
-        mean, std = gaussian_posterior(ab, latent(x_t), embed(p_hat), t, s)
+        mean, std = gaussian_posterior(ab, latent(x_t), x0_hat(p_hat), t, s)
         return out(mean + std * jax.random.normal(key, x_t.shape))
 
     def kl(onehot, x_t, p_hat, t):
         del x_t
         w = snr_t[t - 1] - snr_t[t]
-        return 0.5 * w * jnp.sum((embed(onehot) - embed(p_hat)) ** 2, -1)
+        diff = embed(onehot) - x0_hat(p_hat)
+        if simplex:
+            diff = diff - jnp.mean(diff, -1, keepdims=True)
+        return 0.5 * w * jnp.sum(diff ** 2, -1)
 
     def prior_kl(onehot):
         return gaussian_prior_kl(ab[-1], embed(onehot))

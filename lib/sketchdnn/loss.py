@@ -3,9 +3,12 @@
 Loss, for t ~ U{1..T} per sketch and x_t ~ q(x_t | x₀):
     L = CE(flag) + CE(type) + w(t) · Σ mask·(p̂ − p)² / Σ mask,
     w(t) = low_t_weight (16 in the paper) if t ≤ low_t_max (150 of T = 2000) else 1.
-CE terms are the mean over slots of −Σ_c onehot·log p̂ (the official code also divides by
-the class count; a constant factor per block). The parameter error uses the network's raw
-parameters on the true type's columns (`mask`).
+CE terms, `ce_mean`: "slots" (the workspace's default) is the mean over sketches and slots of
+−Σ_c onehot·log p̂; "slots_and_classes" (the official code's `.mean()` over every element)
+also divides by the class count D (2 for the flag, 5 for the type). That is not a harmless
+constant: it changes the weight of each label block against the parameter error (the
+official loss weighs the type CE 5× and the flag CE 2× less than "slots"). The parameter
+error uses the network's raw parameters on the true type's columns (`mask`).
 
 NLL bound (a VDM-style ELBO, Kingma et al. 2021; the notebook of the paper keeps only the
 middle term and uses a probability-space error for the labels): with parameters quantised to
@@ -51,9 +54,18 @@ def param_mask(x0: jax.Array) -> jax.Array:
     return split(x0)[1] @ jnp.asarray(sk.TYPE_PARAM_MASK)
 
 
+CE_MEANS = ("slots", "slots_and_classes")
+
+
 def training_loss(process: Process, denoise: Callable, x0: jax.Array, key, *,
-                  low_t_max: int, low_t_weight: float) -> tuple[jax.Array, dict]:
-    """denoise(x_t (B,S,21), t (B,)) -> raw (B,S,21); x₀ clean (B,S,21). (loss, metrics)."""
+                  low_t_max: int, low_t_weight: float,
+                  ce_mean: str = "slots") -> tuple[jax.Array, dict]:
+    """denoise(x_t (B,S,21), t (B,)) -> raw (B,S,21); x₀ clean (B,S,21). (loss, metrics).
+
+    ce_mean: "slots" or "slots_and_classes" (the official normalisation; module docstring).
+    """
+    if ce_mean not in CE_MEANS:
+        raise ValueError(f"ce_mean must be one of {CE_MEANS}, got {ce_mean!r}")
     kt, kq = jax.random.split(key)
     b = x0.shape[0]
     t = jax.random.randint(kt, (b,), 1, process.num_steps + 1)
@@ -62,6 +74,8 @@ def training_loss(process: Process, denoise: Callable, x0: jax.Array, key, *,
     fl, tl, pp = split(raw)
     ce_flag = jnp.mean(_ce(f0, jax.nn.softmax(fl, -1)))
     ce_type = jnp.mean(_ce(y0, jax.nn.softmax(tl, -1)))
+    if ce_mean == "slots_and_classes":
+        ce_flag, ce_type = ce_flag / f0.shape[-1], ce_type / y0.shape[-1]
     mask = param_mask(x0)
     w = jnp.where(t <= low_t_max, low_t_weight, 1.0)[:, None, None]
     mse = jnp.sum(w * mask * (pp - p0) ** 2) / jnp.maximum(jnp.sum(mask), 1.0)

@@ -21,8 +21,8 @@ from lib.sketchdnn.metrics import SketchEncoder
 
 def make_optimizer(lr: float, num_steps: int, warmup: int, grad_clip: float,
                    constant: bool = False):
-    """Adam with clipping: a constant rate (warm-up ignored), or warm-up then cosine decay
-    to lr / 10."""
+    """Adam with global-norm clipping (grad_clip 0 = none): a constant rate (warm-up
+    ignored), or warm-up then cosine decay to lr / 10."""
     return optim.make_optimizer(dict(name="adam", lr=lr, clip=grad_clip,
                                      schedule="constant" if constant else "cosine",
                                      warmup=0 if constant else warmup, end_lr_factor=0.1),
@@ -37,8 +37,9 @@ def row_batch(data: np.ndarray, seed: int, step: int, batch: int, salt: int = 0)
 def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: int, lr: float,
                    num_steps: int, warmup: int, grad_clip: float, ema_decay: float,
                    low_t_max: int, low_t_weight: float, seed: int,
-                   constant_lr: bool = False) -> train_loop.Task:
-    """Task training `model` (a `denoiser.SketchDenoiser`) on x_train (N, S, 21)."""
+                   constant_lr: bool = False, ce_mean: str = "slots") -> train_loop.Task:
+    """Task training `model` (a `denoiser.SketchDenoiser`) on x_train (N, S, 21);
+    grad_clip 0 = none; ce_mean: `loss.training_loss`'s CE normalisation."""
     opt = make_optimizer(lr, num_steps, warmup, grad_clip, constant_lr)
     example = jnp.asarray(x_train[:1])
 
@@ -50,7 +51,7 @@ def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: 
         def objective(params):
             return loss_lib.training_loss(process, lambda x, t: model.apply(params, x, t),
                                           batch["x"], key, low_t_max=low_t_max,
-                                          low_t_weight=low_t_weight)
+                                          low_t_weight=low_t_weight, ce_mean=ce_mean)
 
         (value, parts), grads = jax.value_and_grad(objective, has_aux=True)(state["params"])
         new = train_loop.apply_gradients(state, grads, opt)

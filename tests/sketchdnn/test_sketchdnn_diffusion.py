@@ -7,6 +7,7 @@ import pytest
 
 from lib.sketchdnn import baselines, diffusion
 from lib.sketchdnn import sketch as sk
+from lib.sketchdnn.label_process import gaussian_label_process
 
 from tests.fast_compile import fast_jit as _jit
 
@@ -119,3 +120,51 @@ def test_sampler_returns_probabilities_and_soft_masked_parameters():
         diffusion.sampling_times(30, 31)
     with pytest.raises(ValueError, match="unknown process"):
         diffusion.make_process("ddim", 30)
+
+
+def test_two_log_p_reverse_step_is_the_official_posterior_on_2_log_p_hat():
+    T, d, t = 50, 5, 3
+    ab = diffusion.cosine_alpha_bar(T)
+    proc = diffusion.gaussian_softmax_process(d, ab, x0_logits="two_log_p")
+    p_hat = jnp.array([[0.5, 0.25, 0.125, 0.0625, 0.0625]])
+    x_t = jnp.array([[0.1, 0.2, 0.3, 0.15, 0.25]])
+    key = jax.random.key(3)
+    got = np.asarray(proc.step(key, x_t, p_hat, jnp.array([t]), jnp.array([t - 1])))
+    # the official discrete_posterior_step, written out in numpy (float64)
+    k = ab[1]
+    abd = diffusion.discrete_alpha_bar(ab, d, k)
+    cur, prev = abd[t], abd[t - 1]
+    a = cur / prev
+    mean = (np.sqrt(prev) * (1 - a) * 2 * np.log(np.asarray(p_hat, np.float64))
+            + np.sqrt(a) * (1 - prev) * np.log(np.asarray(x_t, np.float64))) / (1 - cur)
+    z = mean + np.sqrt((1 - prev) / (1 - cur) * (1 - a)) * np.asarray(
+        jax.random.normal(key, x_t.shape), np.float64)
+    want = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6)
+    # the default (Σ p̂·u, u = log π₀) is a different step on the same input
+    default = diffusion.gaussian_softmax_process(d, ab)
+    assert np.max(np.abs(np.asarray(default.step(key, x_t, p_hat, jnp.array([t]),
+                                                 jnp.array([t - 1]))) - got)) > 1e-2
+
+
+def test_two_log_p_kl_vanishes_where_2_log_p_hat_is_the_label_logit_up_to_a_shift():
+    ab = diffusion.cosine_alpha_bar(50)
+    d, t = 5, jnp.array([10])
+    proc = diffusion.gaussian_softmax_process(d, ab, x0_logits="two_log_p")
+    onehot = jax.nn.one_hot(jnp.array([2]), d)
+    k = ab[1]
+    u = np.log(k * np.asarray(onehot) + (1 - k) / d)            # the label embedding log π₀
+    p_exact = jax.nn.softmax(jnp.asarray(u / 2), -1)            # 2·log p̂ = u − const
+    assert float(proc.kl(onehot, None, p_exact, t)[0]) == pytest.approx(0.0, abs=1e-6)
+    p_off = jnp.array([[0.1, 0.1, 0.6, 0.1, 0.1]])
+    x0 = 2 * np.log(np.asarray(p_off))
+    diff = u - x0 - np.mean(u - x0)
+    abd = diffusion.discrete_alpha_bar(ab, d, k)
+    w = abd[9] / (1 - abd[9]) - abd[10] / (1 - abd[10])
+    assert float(proc.kl(onehot, None, p_off, t)[0]) == pytest.approx(
+        0.5 * w * np.sum(diff ** 2), rel=1e-4)
+    with pytest.raises(ValueError, match="x0_logits must be one of"):
+        diffusion.gaussian_softmax_process(d, ab, x0_logits="three_log_p")
+    with pytest.raises(ValueError, match="Gaussian-Softmax"):
+        gaussian_label_process("onehot_gaussian", d, ab, -1.0, 1.0, simplex=False,
+                          x0_logits="two_log_p")

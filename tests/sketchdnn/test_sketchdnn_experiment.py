@@ -14,7 +14,7 @@ from lib.sketchdnn.config_schema import validate
 PATH = "configs/sketchdnn/sketchdnn.py"
 
 
-@pytest.mark.parametrize("variant", ["tiny", "quick", "paper"])
+@pytest.mark.parametrize("variant", ["tiny", "quick", "official", "paper"])
 def test_variants_validate(variant):
     validate(load_config(f"{PATH}:{variant}"))
 
@@ -31,6 +31,12 @@ def test_variants_validate(variant):
     ({"data.source": "sketchgraphs"}, r"data\.sketchgraphs_path"),
     ({"eval.knn_k": 16}, r"eval\.knn_k"),
     ({"optim.schedule": "linear"}, r"optim\.schedule"),
+    ({"loss.ce_mean": "classes"}, r"loss\.ce_mean"),
+    ({"diffusion.x0_logits": "log_p"}, r"diffusion\.x0_logits"),
+    ({"eval.curve_steps": (2,)}, r"eval\.curve_steps.*eval\.curve_samples > 0"),
+    ({"eval.curve_steps": (3, 2), "eval.curve_samples": 8}, r"eval\.curve_steps.*increasing"),
+    ({"eval.curve_steps": (4,), "eval.curve_samples": 8}, r"eval\.curve_steps.*1\.\.train"),
+    ({"eval.curve_samples": 3}, r"eval\.curve_samples.*eval\.knn_k"),
 ])
 def test_bad_values_name_the_key(overrides, needle):
     config = apply_overrides(load_config(f"{PATH}:tiny"), overrides)
@@ -68,6 +74,33 @@ def test_tiny_run_writes_results_and_resumes(tmp_path, monkeypatch):
     assert again["train"]["resumed_from"] == 4
     assert again["fd"] == first["runs"]["gaussian_softmax"]["fd"]
     assert again["nll"] == first["runs"]["gaussian_softmax"]["nll"]
+
+
+def test_official_variant_is_the_official_training_and_sampler():
+    c = load_config(f"{PATH}:official")
+    assert (c.loss.ce_mean, c.diffusion.x0_logits) == ("slots_and_classes", "two_log_p")
+    assert (c.optim.lr, c.optim.schedule, c.optim.grad_clip, c.optim.ema_decay) == (
+        1e-4, "constant", 0.0, 0.0)
+    quick = load_config(f"{PATH}:quick")
+    assert (quick.loss.ce_mean, quick.diffusion.x0_logits) == ("slots", "embedding_mean")
+    assert (c.model, c.data, c.diffusion.num_steps) == (quick.model, quick.data,
+                                                         quick.diffusion.num_steps)
+
+
+def test_curves_are_recorded_at_the_curve_steps_and_survive_a_rerun(tmp_path, monkeypatch):
+    one = mesh_lib.make_mesh(1, 1, devices=jax.devices()[:1])
+    monkeypatch.setattr(train.mesh_lib, "make_mesh", lambda data, model: one)
+    config = apply_overrides(load_config(f"{PATH}:tiny"), {
+        "runs": ("gaussian_softmax",), "eval.curve_steps": (2,), "eval.curve_samples": 8,
+        "diffusion.x0_logits": "two_log_p", "loss.ce_mean": "slots_and_classes",
+        "optim.grad_clip": 0.0, "optim.ema_decay": 0.0})
+    workdir = str(tmp_path / "run")
+    first = train.train_and_evaluate(config, workdir)["runs"]["gaussian_softmax"]
+    assert [row["step"] for row in first["curve"]] == [2, 4]
+    assert first["train"] == {**first["train"], "steps": 4, "resumed_from": 0}
+    assert all(0 <= row["dangling_fraction"] <= 1 and row["fd"] >= 0 for row in first["curve"])
+    again = train.train_and_evaluate(config, workdir)["runs"]["gaussian_softmax"]
+    assert again["curve"] == first["curve"] and again["train"]["resumed_from"] == 4
 
 
 def test_bad_config_exits_with_a_clear_error(tmp_path, capsys):

@@ -93,3 +93,36 @@ def test_training_loss_parts_and_low_t_weight():
     _, weighted = f(20)                                                  # every t is "low"
     assert float(weighted["mse"]) == pytest.approx(0.16, rel=1e-4)
     assert float(value) == pytest.approx(float(sum(parts.values())), rel=1e-6)
+
+
+def test_official_ce_normalisation_is_a_mean_over_classes_and_slots():
+    # a denoiser that ignores its input: flag logits (0, log 3), type logits 0, params 0
+    x0 = np.zeros((1, 2, sk.SLOT_DIM), np.float32)
+    x0[0, 0, [1, 2]] = 1.0                          # slot 0: flag 1, type line
+    x0[0, 1, [0, 4]] = 1.0                          # slot 1: flag 0, type arc
+    x0[0, 0, 7:11] = [0.5, -0.5, 0.25, 0.0]         # the line's 4 parameters
+    x0[0, 1, 14:19] = [0.1, 0.2, 0.3, 0.4, -0.2]    # the arc's 5 parameters
+    raw = np.zeros_like(x0)
+    raw[..., 1] = np.log(3.0)
+    proc = diffusion.make_process("gaussian_softmax", 20)
+
+    def value(ce_mean):
+        out, parts = loss.training_loss(proc, lambda x, t: jnp.asarray(raw), jnp.asarray(x0),
+                                        jax.random.key(0), low_t_max=0, low_t_weight=1.0,
+                                        ce_mean=ce_mean)
+        return float(out), parts
+
+    # the official expression: (-log(p̂) * onehot).mean() over batch, slots and classes
+    p_flag, p_type = np.array([0.25, 0.75]), np.full(5, 0.2)
+    official = (np.mean(-np.log(p_flag) * x0[..., 0:2]) + np.mean(-np.log(p_type) * x0[..., 2:7])
+                + (0.5 ** 2 + 0.5 ** 2 + 0.25 ** 2 + 0.01 + 0.04 + 0.09 + 0.16 + 0.04) / 9)
+    got, parts = value("slots_and_classes")
+    assert got == pytest.approx(official, rel=1e-6)
+    assert float(parts["ce_flag"]) == pytest.approx((np.log(4 / 3) + np.log(4)) / 2 / 2, rel=1e-6)
+    assert float(parts["ce_type"]) == pytest.approx(np.log(5) / 5, rel=1e-6)
+    # "slots" keeps the per-slot sums: type 5x and flag 2x heavier than the official terms
+    slots, p2 = value("slots")
+    assert float(p2["ce_type"]) == pytest.approx(5 * float(parts["ce_type"]), rel=1e-6)
+    assert float(p2["ce_flag"]) == pytest.approx(2 * float(parts["ce_flag"]), rel=1e-6)
+    with pytest.raises(ValueError, match="ce_mean must be one of"):
+        value("classes")
