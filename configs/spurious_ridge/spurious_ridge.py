@@ -1,4 +1,5 @@
-"""Spurious correlations in ridge regression: Gaussian settings, random features, coloured digits.
+"""Spurious correlations in ridge regression: Gaussian settings, random features, coloured
+digits (every key's default and rule: lib/spurious_ridge/config_schema.py `KEYS`).
 
     python experiments/spurious_ridge/main.py --config=configs/spurious_ridge/spurious_ridge.py:quick \
         --workdir=workdirs/spurious_ridge_quick
@@ -15,56 +16,33 @@ Variants:
 Run a subset with --config.parts="('gaussian',)"; pick settings with
 --config.gaussian.settings="('base','simple_y')".
 """
-import ml_collections
-
 from lib.common.config import variant_config
-from lib.spurious_ridge.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.spurious_ridge.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper")
 
 
-def _build(*, tag, settings, d, seeds, theory_points, rf_d, rf_widths, rf_equiv_width,
-           rf_seeds, rf_n_test, digits_seeds, digits_perms, digits_widths, moment_draws,
-           num_lambdas=11, rf_num_lambdas=9, digits_num_lambdas=11):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.parts = ("gaussian", "rf", "digits")
-    c.gaussian = dict(settings=tuple(settings), d=d, noise=0.5, num_seeds=seeds,
-                      theory_points=theory_points, target_rel_err=0.05, lambda_min=1e-3,
-                      lambda_max=1e2, num_lambdas=num_lambdas)
-    c.rf = dict(setting="base", d=rf_d, activation="tanh", widths=tuple(rf_widths),
-                equiv_width=rf_equiv_width, width_sweep_lambda=1e-5, num_seeds=rf_seeds,
-                n_test=rf_n_test, lambda_min=1e-5, lambda_max=1e-1, num_lambdas=rf_num_lambdas)
-    c.digits = dict(rho=0.8, colour="background", tint=0.5, noise=1.0, train_fraction=0.6,
-                    num_seeds=digits_seeds, num_permutations=digits_perms,
-                    widths=tuple(digits_widths), rf_lambda=1e-4, activation="tanh",
-                    moment_draws=moment_draws, lambda_min=1e-2, lambda_max=1e3,
-                    num_lambdas=digits_num_lambdas)
-    c.eval = dict(plots=True)
-    return c
-
-
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="spurious_ridge_tiny", settings=("base", "overparam"), d=30, seeds=3,
-            theory_points=40, rf_d=20, rf_widths=(20, 160), rf_equiv_width=160, rf_seeds=2,
-            rf_n_test=200, digits_seeds=2, digits_perms=1, digits_widths=(32, 128),
-            moment_draws=1, num_lambdas=6, rf_num_lambdas=4, digits_num_lambdas=5),
-        "quick": lambda: _build(
-            tag="spurious_ridge_quick",
-            settings=("base", "weak_corr", "strong_corr", "simple_y", "overparam"), d=500,
-            seeds=10, theory_points=200, rf_d=250,
-            rf_widths=(150, 375, 750, 1500, 3000, 6000), rf_equiv_width=3000, rf_seeds=8,
-            rf_n_test=1500, digits_seeds=10, digits_perms=5,
-            digits_widths=(32, 128, 512, 2048), moment_draws=5),
-        "paper": lambda: _build(
-            tag="spurious_ridge_paper",
-            settings=("base", "weak_corr", "strong_corr", "simple_y", "overparam"), d=2000,
-            seeds=50, theory_points=400, rf_d=1000,
-            rf_widths=(600, 1500, 3000, 6000, 12000, 24000), rf_equiv_width=12000,
-            rf_seeds=20, rf_n_test=4000, digits_seeds=50, digits_perms=10,
-            digits_widths=(32, 128, 512, 2048, 8192), moment_draws=20, num_lambdas=21,
-            rf_num_lambdas=13, digits_num_lambdas=21),
+        "tiny": lambda: config(
+            {"tag": "spurious_ridge_tiny", "gaussian.settings": ("base", "overparam"),
+             "gaussian.d": 30, "gaussian.num_seeds": 3, "gaussian.theory_points": 40,
+             "gaussian.num_lambdas": 6, "rf.d": 20, "rf.widths": (20, 160),
+             "rf.equiv_width": 160, "rf.num_seeds": 2, "rf.n_test": 200, "rf.num_lambdas": 4,
+             "digits.num_seeds": 2, "digits.num_permutations": 1, "digits.widths": (32, 128),
+             "digits.moment_draws": 1, "digits.num_lambdas": 5}),
+        "quick": lambda: config(
+            {"tag": "spurious_ridge_quick", "gaussian.d": 500, "gaussian.num_seeds": 10,
+             "gaussian.theory_points": 200, "gaussian.num_lambdas": 11, "rf.d": 250,
+             "rf.widths": (150, 375, 750, 1500, 3000, 6000), "rf.equiv_width": 3000,
+             "rf.num_seeds": 8, "rf.n_test": 1500, "rf.num_lambdas": 9, "digits.num_seeds": 10,
+             "digits.num_permutations": 5, "digits.widths": (32, 128, 512, 2048),
+             "digits.moment_draws": 5, "digits.num_lambdas": 11}),
+        "paper": lambda: config(
+            {"tag": "spurious_ridge_paper", "gaussian.d": 2000, "gaussian.num_seeds": 50,
+             "gaussian.theory_points": 400, "gaussian.num_lambdas": 21, "rf.d": 1000,
+             "rf.widths": (600, 1500, 3000, 6000, 12_000, 24_000), "rf.equiv_width": 12_000,
+             "rf.num_seeds": 20, "rf.n_test": 4000, "rf.num_lambdas": 13, "digits.num_seeds": 50,
+             "digits.num_permutations": 10, "digits.widths": (32, 128, 512, 2048, 8192),
+             "digits.moment_draws": 20, "digits.num_lambdas": 21}),
     }, arg, default="quick")

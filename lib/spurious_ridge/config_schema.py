@@ -1,4 +1,5 @@
-"""What a spurious-ridge experiment config may hold, and the checks run before any compute.
+"""Spurious ridge's config: every key's default with its rule (`KEYS`; a configs file states
+only what differs, through `config(overrides)`), and the checks run before any compute.
 
 Blocks: `parts` (which of gaussian / rf / digits to run), `gaussian` (settings, sizes, λ
 grid, seeds), `rf` (random features on one Gaussian setting), `digits` (coloured 8×8
@@ -7,56 +8,67 @@ gradient descent here.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str)
 from lib.spurious_ridge.data import SETTINGS
 from lib.spurious_ridge.random_features import ACTIVATIONS
 
 PARTS = ("gaussian", "rf", "digits")
 
 
-def _grid(prefix: str) -> dict[str, Rule]:
-    return {f"{prefix}.lambda_min": Float(lo=0.0, lo_open=True),
-            f"{prefix}.lambda_max": Float(lo=0.0, lo_open=True),
-            f"{prefix}.num_lambdas": Int(lo=3, hi=200)}
+def _grid(prefix: str, lambda_min: float, lambda_max: float) -> dict[str, Key]:
+    """The λ grid keys of one part: its default end points; the point count each variant states."""
+    return {f"{prefix}.lambda_min": Key(lambda_min, Float(lo=0.0, lo_open=True)),
+            f"{prefix}.lambda_max": Key(lambda_max, Float(lo=0.0, lo_open=True)),
+            f"{prefix}.num_lambdas": Key(REQUIRED, Int(lo=3, hi=200))}
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(PARTS),
-    "gaussian.settings": Names(tuple(SETTINGS)),
-    "gaussian.d": Int(lo=2),
-    "gaussian.noise": Float(lo=0.0),
-    "gaussian.num_seeds": Int(lo=2),
-    "gaussian.theory_points": Int(lo=3, hi=2000),
-    "gaussian.target_rel_err": Float(lo=0.0, lo_open=True, hi=1.0),
-    **_grid("gaussian"),
-    "rf.setting": Choice(tuple(SETTINGS)),
-    "rf.d": Int(lo=2),
-    "rf.activation": Choice(tuple(ACTIVATIONS)),
-    "rf.widths": Ints(lo=1),
-    "rf.equiv_width": Int(lo=1),
-    "rf.width_sweep_lambda": Float(lo=0.0, lo_open=True),
-    "rf.num_seeds": Int(lo=2),
-    "rf.n_test": Int(lo=10),
-    **_grid("rf"),
-    "digits.rho": Float(lo=0.0, hi=1.0),
-    "digits.colour": Choice(("background", "foreground")),
-    "digits.tint": Float(lo=0.0),
-    "digits.noise": Float(lo=0.0),
-    "digits.train_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "digits.num_seeds": Int(lo=2),
-    "digits.num_permutations": Int(lo=1),
-    "digits.widths": Ints(lo=1),
-    "digits.rf_lambda": Float(lo=0.0, lo_open=True),
-    "digits.activation": Choice(tuple(ACTIVATIONS)),
-    "digits.moment_draws": Int(lo=1),
-    **_grid("digits"),
-    "eval.plots": Bool(),
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(("gaussian", "rf", "digits"), Names(PARTS)),
+    "gaussian.settings": Key(("base", "weak_corr", "strong_corr", "simple_y", "overparam"),
+                            Names(tuple(SETTINGS))),
+    "gaussian.d": Key(REQUIRED, Int(lo=2)),
+    "gaussian.noise": Key(0.5, Float(lo=0.0)),
+    "gaussian.num_seeds": Key(REQUIRED, Int(lo=2)),
+    "gaussian.theory_points": Key(REQUIRED, Int(lo=3, hi=2000)),
+    "gaussian.target_rel_err": Key(0.05, Float(lo=0.0, lo_open=True, hi=1.0)),
+    **_grid("gaussian", 1e-3, 1e2),
+    "rf.setting": Key("base", Choice(tuple(SETTINGS))),
+    "rf.d": Key(REQUIRED, Int(lo=2)),
+    "rf.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "rf.widths": Key(REQUIRED, Ints(lo=1)),
+    "rf.equiv_width": Key(REQUIRED, Int(lo=1)),
+    "rf.width_sweep_lambda": Key(1e-5, Float(lo=0.0, lo_open=True)),
+    "rf.num_seeds": Key(REQUIRED, Int(lo=2)),
+    "rf.n_test": Key(REQUIRED, Int(lo=10)),
+    **_grid("rf", 1e-5, 1e-1),
+    "digits.rho": Key(0.8, Float(lo=0.0, hi=1.0)),
+    "digits.colour": Key("background", Choice(("background", "foreground"))),
+    "digits.tint": Key(0.5, Float(lo=0.0)),
+    "digits.noise": Key(1.0, Float(lo=0.0)),
+    "digits.train_fraction": Key(0.6, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "digits.num_seeds": Key(REQUIRED, Int(lo=2)),
+    "digits.num_permutations": Key(REQUIRED, Int(lo=1)),
+    "digits.widths": Key(REQUIRED, Ints(lo=1)),
+    "digits.rf_lambda": Key(1e-4, Float(lo=0.0, lo_open=True)),
+    "digits.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "digits.moment_draws": Key(REQUIRED, Int(lo=1)),
+    **_grid("digits", 1e-2, 1e3),
+    "eval.plots": Key(True, Bool()),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/spurious_ridge/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -74,4 +86,4 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))

@@ -10,7 +10,7 @@ import pytest
 
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
-PAPERS = ["gmflow"]
+PAPERS = ["gmflow", "spurious_ridge"]
 
 
 def _variants(paper):
