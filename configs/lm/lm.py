@@ -11,46 +11,31 @@ Variants:
           sums, BPE with 8,000 merges, bfloat16 compute, batch 256 for an accelerator
           (not run here).
 """
-import ml_collections
-
-from lib.common.config import mesh_block, train_block, variant_config
-from lib.lm.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+from lib.lm.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper")
 
 
-def _build(*, tag, digits, num_train, bpe_merges, d_model, num_layers, num_heads, d_ff,
-           max_len, lr, warmup, steps, batch, num_eval, eval_batch, log_every,
-           checkpoint_every, dtype="float32"):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.task = dict(digits=digits, pad=True, test_fraction=0.1, num_train=num_train)
-    c.tokenizer = dict(bpe_merges=bpe_merges)
-    c.model = dict(d_model=d_model, num_layers=num_layers, num_heads=num_heads, d_ff=d_ff,
-                   max_len=max_len, dtype=dtype)
-    c.optim = dict(lr=lr, warmup_steps=warmup, weight_decay=0.01, grad_clip=1.0)
-    c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.train.batch_size = batch
-    c.eval = dict(num_eval=num_eval, batch_size=eval_batch, target_exact_match=0.95, plots=True)
-    c.mesh = mesh_block()
-    return c
-
-
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="lm_tiny", digits=2, num_train=512, bpe_merges=0, d_model=32, num_layers=2,
-            num_heads=2, d_ff=64, max_len=48, lr=3e-3, warmup=5, steps=60, batch=16,
-            num_eval=16, eval_batch=16, log_every=10, checkpoint_every=30),
-        "quick": lambda: _build(
-            tag="lm_quick", digits=4, num_train=64_000, bpe_merges=0, d_model=128,
-            num_layers=4, num_heads=4, d_ff=512, max_len=64, lr=1e-3, warmup=100,
-            steps=1000, batch=64, num_eval=500, eval_batch=250, log_every=50,
-            checkpoint_every=250),
-        "paper": lambda: _build(
-            tag="lm_paper", digits=16, num_train=4_000_000, bpe_merges=8000, d_model=1024,
-            num_layers=24, num_heads=16, d_ff=4096, max_len=2048, lr=3e-4, warmup=2000,
-            steps=100_000, batch=256, num_eval=5000, eval_batch=500, log_every=100,
-            checkpoint_every=2000, dtype="bfloat16"),
+        "tiny": lambda: config(
+            {"tag": "lm_tiny", "task.digits": 2, "task.num_train": 512, "model.d_model": 32,
+             "model.num_layers": 2, "model.num_heads": 2, "model.d_ff": 64, "model.max_len": 48,
+             "optim.lr": 0.003, "optim.warmup_steps": 5, "train.num_steps": 60,
+             "train.log_every": 10, "train.checkpoint_every": 30, "train.batch_size": 16,
+             "eval.num_eval": 16, "eval.batch_size": 16}),
+        "quick": lambda: config(
+            {"tag": "lm_quick", "task.digits": 4, "task.num_train": 64_000, "model.d_model": 128,
+             "model.num_layers": 4, "model.num_heads": 4, "model.d_ff": 512, "model.max_len": 64,
+             "optim.lr": 0.001, "optim.warmup_steps": 100, "train.num_steps": 1000,
+             "train.log_every": 50, "train.checkpoint_every": 250, "train.batch_size": 64,
+             "eval.num_eval": 500, "eval.batch_size": 250}),
+        "paper": lambda: config(
+            {"tag": "lm_paper", "task.digits": 16, "task.num_train": 4_000_000,
+             "tokenizer.bpe_merges": 8000, "model.d_model": 1024, "model.num_layers": 24,
+             "model.num_heads": 16, "model.d_ff": 4096, "model.max_len": 2048,
+             "model.dtype": "bfloat16", "optim.lr": 0.0003, "optim.warmup_steps": 2000,
+             "train.num_steps": 100_000, "train.log_every": 100, "train.checkpoint_every": 2000,
+             "train.batch_size": 256, "eval.num_eval": 5000, "eval.batch_size": 500}),
     }, arg, default="quick")

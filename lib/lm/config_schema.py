@@ -1,15 +1,18 @@
-"""What an lm experiment config may hold, and the checks run before any compute.
+"""The lm config: every key's default with its rule (`KEYS`; configs/lm states only what
+differs, through `config(overrides)`), and the checks run before any compute.
 
 Blocks: `task` (synthetic addition), `tokenizer`, `model` (`lib.lm.model.LMConfig`
 fields), `optim`, `train` (shared block + `batch_size`), `eval`, `mesh`, `tag`, `seed`.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (MESH_SCHEMA, TRAIN_SCHEMA, Bool, Choice, ConfigError, Float, Int,
-    Rule, Str)
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Rule, Str)
 from lib.lm import tasks
 from lib.lm.model import LMConfig
 
@@ -18,40 +21,62 @@ def _key(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
+def model_keys(prefix: str = "", *, min_len: int = 8, **defaults) -> dict[str, Key]:
+    """Keys of a `model` block of `LMConfig` fields under `prefix` (e.g. "editor" ->
+    "editor.model.d_model"): the sizes are `REQUIRED` unless given in `defaults`, `dtype`
+    defaults to float32; `min_len` bounds `model.max_len` from below."""
+    rules = {"d_model": Int(lo=8), "num_layers": Int(lo=1), "num_heads": Int(lo=1),
+             "d_ff": Int(lo=8), "max_len": Int(lo=min_len),
+             "dtype": Choice(("float32", "bfloat16"))}
+    defaults = {"dtype": "float32"} | defaults
+    return {_key(prefix, f"model.{k}"): Key(defaults.get(k, REQUIRED), r) for k, r in rules.items()}
+
+
 def model_rules(prefix: str = "", *, min_len: int = 8) -> dict[str, Rule]:
-    """Schema rules for a `model` block of `LMConfig` fields under `prefix` (e.g.
-    "editor" -> "editor.model.d_model"); `min_len` bounds `model.max_len` from below."""
-    return {_key(prefix, k): r for k, r in {
-        "model.d_model": Int(lo=8), "model.num_layers": Int(lo=1), "model.num_heads": Int(lo=1),
-        "model.d_ff": Int(lo=8), "model.max_len": Int(lo=min_len),
-        "model.dtype": Choice(("float32", "bfloat16"))}.items()}
+    """The rules of `model_keys(prefix, min_len=min_len)`."""
+    return config_lib.rules_of(model_keys(prefix, min_len=min_len))
+
+
+def optim_keys(prefix: str = "", **defaults) -> dict[str, Key]:
+    """Keys of an `optim` block (AdamW with warm-up and clipping) under `prefix`: `lr` and
+    `warmup_steps` are `REQUIRED` unless given, weight decay 0.01 and clipping at 1.0."""
+    rules = {"lr": Float(lo=0.0, lo_open=True), "warmup_steps": Int(lo=0),
+             "weight_decay": Float(lo=0.0), "grad_clip": Float(lo=0.0, lo_open=True)}
+    defaults = {"weight_decay": 0.01, "grad_clip": 1.0} | defaults
+    return {_key(prefix, f"optim.{k}"): Key(defaults.get(k, REQUIRED), r) for k, r in rules.items()}
 
 
 def optim_rules(prefix: str = "") -> dict[str, Rule]:
-    """Schema rules for an `optim` block (AdamW with warm-up and clipping) under `prefix`."""
-    return {_key(prefix, k): r for k, r in {
-        "optim.lr": Float(lo=0.0, lo_open=True), "optim.warmup_steps": Int(lo=0),
-        "optim.weight_decay": Float(lo=0.0), "optim.grad_clip": Float(lo=0.0, lo_open=True)}.items()}
+    """The rules of `optim_keys(prefix)`."""
+    return config_lib.rules_of(optim_keys(prefix))
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "task.digits": Int(lo=1, hi=64),
-    "task.pad": Bool(),
-    "task.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "task.num_train": Int(lo=1),
-    "tokenizer.bpe_merges": Int(lo=0),
-    **model_rules(min_len=8),
-    **optim_rules(),
-    **TRAIN_SCHEMA,
-    "train.batch_size": Int(lo=1),
-    "eval.num_eval": Int(lo=1),
-    "eval.batch_size": Int(lo=1),
-    "eval.target_exact_match": Float(lo=0.0, hi=1.0),
-    "eval.plots": Bool(),
-    **MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "task.digits": Key(REQUIRED, Int(lo=1, hi=64)),
+    "task.pad": Key(True, Bool()),
+    "task.test_fraction": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "task.num_train": Key(REQUIRED, Int(lo=1)),
+    "tokenizer.bpe_merges": Key(0, Int(lo=0)),
+    **model_keys(min_len=8),
+    **optim_keys(),
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=REQUIRED, checkpoint_every=REQUIRED),
+        config_lib.TRAIN_SCHEMA),
+    "train.batch_size": Key(REQUIRED, Int(lo=1)),
+    "eval.num_eval": Key(REQUIRED, Int(lo=1)),
+    "eval.batch_size": Key(REQUIRED, Int(lo=1)),
+    "eval.target_exact_match": Key(0.95, Float(lo=0.0, hi=1.0)),
+    "eval.plots": Key(True, Bool()),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/lm/config_schema.py")
 
 
 def example_length(config: ml_collections.ConfigDict) -> int:
@@ -78,7 +103,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
 
 
 def model_config(config: ml_collections.ConfigDict, vocab_size: int) -> LMConfig:

@@ -10,7 +10,7 @@ import pytest
 
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
-PAPERS = ["gmflow", "spurious_ridge"]
+PAPERS = ["gmflow", "spurious_ridge", "lm"]
 
 
 def _variants(paper):
