@@ -1,4 +1,6 @@
 """What a risk-IRL experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/risk_irl file states only what
+differs, through `config(overrides)`.
 
 Blocks: `parts` (which experiments run), `grid` (horizon H and n = 1/ε₀), `tractor` (the
 algorithm's settings shared by every part), `caty` (confidence δ), `investment`
@@ -10,57 +12,67 @@ vectorised over step sizes, initial utilities and seeds; there is no network to 
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Str)
 from lib.risk_irl.utilities import FAMILIES
 
 PARTS = ("investment", "participants", "random", "multi_env")
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(PARTS),
-    "grid.horizon": Int(lo=1, hi=50),
-    "grid.n": Int(lo=1, hi=1000),
-    "tractor.num_iters": Int(lo=1, hi=100_000),
-    "tractor.eval_every": Int(lo=1),
-    "tractor.lipschitz": Float(lo=1.0),
-    "tractor.method": Choice(("mc", "exact")),
-    "tractor.num_traj": Int(lo=1, hi=10_000_000),
-    "tractor.num_expert": Int(lo=1, hi=10_000_000),
-    "tractor.proj_iters": Int(lo=1, hi=1_000_000),
-    "caty.delta": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "investment.experts": Names(FAMILIES),
-    "investment.inits": Names(FAMILIES),
-    "investment.step_sizes": Floats(lo=0.0, lo_open=True),
-    "investment.adam_step_sizes": Floats(lo=0.0, lo_open=True),
-    "investment.target_step_size": Float(lo=0.0, lo_open=True),
-    "investment.num_seeds": Int(lo=1),
-    "investment.noise": Float(lo=0.0, hi=1.0),
-    "participants.data_dir": Str(),
-    "participants.participant": Int(lo=0),
-    "random.num_states": Ints(lo=2),
-    "random.num_actions": Ints(lo=2),
-    "random.num_seeds": Ints(lo=1),
-    "random.step_size": Float(lo=0.0, lo_open=True),
-    "random.expert": Choice(FAMILIES),
-    "random.init": Choice(FAMILIES),
-    "random.noise": Float(lo=0.0, hi=1.0),
-    "random.eval_every": Int(lo=1),
-    "multi_env.num_envs": Ints(lo=1),
-    "multi_env.num_states": Int(lo=2),
-    "multi_env.num_actions": Int(lo=2),
-    "multi_env.num_seeds": Int(lo=1),
-    "multi_env.step_size": Float(lo=0.0, lo_open=True),
-    "multi_env.noise": Float(lo=0.0, hi=1.0),
-    "multi_env.set_samples": Int(lo=10),
-    "multi_env.set_tolerances": Floats(lo=0.0, lo_open=True),
-    "multi_env.knots": Int(lo=2, hi=100),
-    "eval.plots": Bool(),
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(("investment", "random", "multi_env"), Names(PARTS)),
+    "grid.horizon": Key(5, Int(lo=1, hi=50)),
+    "grid.n": Key(100, Int(lo=1, hi=1000)),
+    "tractor.num_iters": Key(70, Int(lo=1, hi=100_000)),
+    "tractor.eval_every": Key(5, Int(lo=1)),
+    "tractor.lipschitz": Key(10.0, Float(lo=1.0)),
+    "tractor.method": Key("mc", Choice(("mc", "exact"))),
+    "tractor.num_traj": Key(10_000, Int(lo=1, hi=10_000_000)),
+    "tractor.num_expert": Key(10_000, Int(lo=1, hi=10_000_000)),
+    "tractor.proj_iters": Key(1000, Int(lo=1, hi=1_000_000)),
+    "caty.delta": Key(0.05, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "investment.experts": Key(("sqrt", "linear", "square"), Names(FAMILIES)),
+    "investment.inits": Key(("linear", "sqrt", "square"), Names(FAMILIES)),
+    "investment.step_sizes": Key((0.01, 0.5, 5.0, 100.0, 1000.0, 10000.0),
+                                Floats(lo=0.0, lo_open=True)),
+    "investment.adam_step_sizes": Key((0.05, 0.5), Floats(lo=0.0, lo_open=True)),
+    "investment.target_step_size": Key(100.0, Float(lo=0.0, lo_open=True)),
+    "investment.num_seeds": Key(5, Int(lo=1)),
+    "investment.noise": Key(0.25, Float(lo=0.0, hi=1.0)),
+    "participants.data_dir": Key("", Str()),
+    "participants.participant": Key(9, Int(lo=0)),
+    "random.num_states": Key((20, 100, 1000), Ints(lo=2)),
+    "random.num_actions": Key((5, 10, 20), Ints(lo=2)),
+    "random.num_seeds": Key((5, 5, 1), Ints(lo=1)),
+    "random.step_size": Key(5.0, Float(lo=0.0, lo_open=True)),
+    "random.expert": Key("convex_concave", Choice(FAMILIES)),
+    "random.init": Key("linear", Choice(FAMILIES)),
+    "random.noise": Key(0.25, Float(lo=0.0, hi=1.0)),
+    "random.eval_every": Key(5, Int(lo=1)),
+    "multi_env.num_envs": Key((1, 5, 20), Ints(lo=1)),
+    "multi_env.num_states": Key(4, Int(lo=2)),
+    "multi_env.num_actions": Key(3, Int(lo=2)),
+    "multi_env.num_seeds": Key(3, Int(lo=1)),
+    "multi_env.step_size": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "multi_env.noise": Key(0.25, Float(lo=0.0, hi=1.0)),
+    "multi_env.set_samples": Key(400, Int(lo=10)),
+    "multi_env.set_tolerances": Key((0.0001, 0.001, 0.01), Floats(lo=0.0, lo_open=True)),
+    "multi_env.knots": Key(6, Int(lo=2, hi=100)),
+    "eval.plots": Key(True, Bool()),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/risk_irl/config_schema.py")
 
 
 def _fail(key, value, allowed):
@@ -103,4 +115,4 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))

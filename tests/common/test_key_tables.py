@@ -10,7 +10,7 @@ import pytest
 
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
-PAPERS = ["gmflow", "spurious_ridge", "lm"]
+PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl"]
 
 
 def _variants(paper):
