@@ -94,7 +94,7 @@ def epignn_table(results: dict) -> str:
     hs = [str(h) for h in results["horizons"]]
     lines = ["| dataset | EARTH RMSE ≤ EpiGNN at every horizon | EpiGNN − EARTH per horizon "
              "(mean; > 0 means EARTH better) | seed std EARTH / EpiGNN | best epochs EARTH; "
-             "EpiGNN (stopped at) |", "|---|---|---|---|---|"]
+             "EpiGNN (stopped at epoch: why) |", "|---|---|---|---|---|"]
     for ds, t in results["targets"].items():
         if "at_or_below_epignn" not in t:
             continue
@@ -105,8 +105,12 @@ def epignn_table(results: dict) -> str:
 
         def ep(r):
             s = r.get("selection")
-            return "—" if s is None else (",".join(str(v) for v in s["best_epoch"])
-                                          + f" ({s['stopped_at_epoch']}/{s['max_epochs']})")
+            if s is None:
+                return "—"
+            why = "time cap" if s.get("stopped_by_budget") else (
+                "patience" if s["stopped_at_epoch"] < s["max_epochs"] else "max epochs")
+            return (",".join(str(v) for v in s["best_epoch"])
+                    + f" (stopped at {s['stopped_at_epoch']}/{s['max_epochs']}: {why})")
 
         lines.append(f"| {ds} | {'MET' if t['at_or_below_epignn'] else 'MISSED'} | {margins} "
                      f"| {spread} | {ep(e)}; {ep(g)} |")
@@ -140,7 +144,7 @@ def render(results: dict, config: dict) -> str:
     if any("at_or_below_epignn" in t for t in results["targets"].values()):
         parts.append("EARTH vs EpiGNN (EpiGNN's protocol; copies listed h = 5, 10, 15 × "
                      "seeds):\n\n" + epignn_table(results))
-    else:
+    elif results["targets"]:
         parts.append("Targets:\n\n" + targets_table(results))
     sel = config.get("select", {})
     budget = (f"best-validation epoch of at most {sel['max_epochs']} epochs, patience "
