@@ -1,4 +1,6 @@
 """What a KAR/PEAK experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/kar_peak file states only what
+differs, through `config(overrides)`.
 
 Blocks: `parts` (images / regression), `data` (images, size, colour, masks), `methods`
 (INR kinds, optionally '+kar'), `inr` (backbone hyper-parameters), `kar` (regulariser form
@@ -8,10 +10,12 @@ num_steps is the image fits' step count), `eval` (NTK points, plots) and `regres
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Names, Rule, Str
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Names, Str
 from lib.kar_peak.fit import method_names
 from lib.kar_peak.kar import FORMS, RESIDUALS
 from lib.kar_peak.tasks import COLOUR_IMAGES, IMAGES, MASKS
@@ -19,62 +23,70 @@ from lib.kar_peak.tasks import COLOUR_IMAGES, IMAGES, MASKS
 PARTS = ("images", "regression")
 POS = dict(lo=0.0, lo_open=True)
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "parts": Names(PARTS),
-    "data.images": Names(IMAGES),
-    "data.size": Int(lo=8, hi=1024),
-    "data.colour": Bool(),
-    "data.texture_crop": Float(lo=0.0, lo_open=True, hi=1.0),
-    "data.masks": Names(MASKS),
-    "data.random_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.patch_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.patch_size": Int(lo=1),
-    "data.mask_seed": Int(lo=0),
-    "methods": Names(method_names()),
-    "inr.width": Int(lo=1, hi=4096),
-    "inr.depth": Int(lo=1, hi=16),
-    "inr.pe_levels": Int(lo=1, hi=16),
-    "inr.rff_features": Int(lo=1),
-    "inr.rff_sigma": Float(**POS),
-    "inr.siren_omega0": Float(**POS),
-    "inr.finer_omega0": Float(**POS),
-    "inr.finer_bias_scale": Float(**POS),
-    "inr.peak_features": Int(lo=1),
-    "inr.peak_sigma": Float(**POS),
-    "inr.peak_order": Int(lo=1, hi=4),
-    "inr.peak_learn_frequencies": Bool(),
-    "inr.seed": Int(lo=0),
-    "kar.form": Choice(FORMS),
-    "kar.residual": Choice(RESIDUALS),
-    "kar.weight": Float(lo=0.0),
-    "kar.rank": Int(lo=2, hi=4096),
-    "kar.att_width": Int(lo=1),
-    "kar.att_levels": Int(lo=1, hi=16),
-    "kar.ntk_chunk": Int(lo=1),
-    "optim.lr": Float(**POS, hi=1.0),
-    "optim.lr_sine": Float(**POS, hi=1.0),
-    "optim.att_lr": Float(**POS, hi=1.0),
-    "eval.ntk_points": Int(lo=4, hi=4096),
-    "eval.ntk_chunk": Int(lo=1),
-    "eval.plots": Bool(),
-    "regression.methods": Names(method_names()),
-    "regression.num_steps": Int(lo=1),
-    "regression.n_train": Int(lo=2),
-    "regression.n_test": Int(lo=4, hi=4096),
-    "regression.num_draws": Int(lo=1, hi=64),
-    "regression.max_freq": Int(lo=1, hi=512),
-    "regression.centre": Float(lo=0.0),
-    "regression.width": Float(**POS),
-    "regression.noise": Float(lo=0.0),
-    "regression.seed": Int(lo=0),
-    "regression.kar_weight": Float(lo=0.0),
-    "regression.kar_points": Int(lo=4, hi=1024),
-    "regression.rff_sigma": Float(**POS),
-    "regression.peak_sigma": Float(**POS),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=15, checkpoint_every=75),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "parts": Key(("images", "regression"), Names(PARTS)),
+    "data.images": Key(REQUIRED, Names(IMAGES)),
+    "data.size": Key(64, Int(lo=8, hi=1024)),
+    "data.colour": Key(False, Bool()),
+    "data.texture_crop": Key(0.25, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "data.masks": Key(("random", "patch", "textural"), Names(MASKS)),
+    "data.random_fraction": Key(0.5, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.patch_fraction": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.patch_size": Key(8, Int(lo=1)),
+    "data.mask_seed": Key(0, Int(lo=0)),
+    "methods": Key(REQUIRED, Names(method_names())),
+    "inr.width": Key(64, Int(lo=1, hi=4096)),
+    "inr.depth": Key(3, Int(lo=1, hi=16)),
+    "inr.pe_levels": Key(6, Int(lo=1, hi=16)),
+    "inr.rff_features": Key(64, Int(lo=1)),
+    "inr.rff_sigma": Key(1.0, Float(**POS)),
+    "inr.siren_omega0": Key(30.0, Float(**POS)),
+    "inr.finer_omega0": Key(30.0, Float(**POS)),
+    "inr.finer_bias_scale": Key(1.0, Float(**POS)),
+    "inr.peak_features": Key(64, Int(lo=1)),
+    "inr.peak_sigma": Key(1.0, Float(**POS)),
+    "inr.peak_order": Key(1, Int(lo=1, hi=4)),
+    "inr.peak_learn_frequencies": Key(True, Bool()),
+    "inr.seed": Key(0, Int(lo=0)),
+    "kar.form": Key("grid", Choice(FORMS)),
+    "kar.residual": Key("squared", Choice(RESIDUALS)),
+    "kar.weight": Key(0.1, Float(lo=0.0)),
+    "kar.rank": Key(100, Int(lo=2, hi=4096)),
+    "kar.att_width": Key(64, Int(lo=1)),
+    "kar.att_levels": Key(6, Int(lo=1, hi=16)),
+    "kar.ntk_chunk": Key(32, Int(lo=1)),
+    "optim.lr": Key(0.001, Float(**POS, hi=1.0)),
+    "optim.lr_sine": Key(0.0001, Float(**POS, hi=1.0)),
+    "optim.att_lr": Key(0.001, Float(**POS, hi=1.0)),
+    "eval.ntk_points": Key(256, Int(lo=4, hi=4096)),
+    "eval.ntk_chunk": Key(32, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
+    "regression.methods": Key(("rff", "rff+kar", "peak", "peak+kar"), Names(method_names())),
+    "regression.num_steps": Key(400, Int(lo=1)),
+    "regression.n_train": Key(24, Int(lo=2)),
+    "regression.n_test": Key(128, Int(lo=4, hi=4096)),
+    "regression.num_draws": Key(4, Int(lo=1, hi=64)),
+    "regression.max_freq": Key(24, Int(lo=1, hi=512)),
+    "regression.centre": Key(10.0, Float(lo=0.0)),
+    "regression.width": Key(2.0, Float(**POS)),
+    "regression.noise": Key(0.001, Float(lo=0.0)),
+    "regression.seed": Key(0, Int(lo=0)),
+    "regression.kar_weight": Key(1.0, Float(lo=0.0)),
+    "regression.kar_points": Key(32, Int(lo=4, hi=1024)),
+    "regression.rff_sigma": Key(3.0, Float(**POS)),
+    "regression.peak_sigma": Key(3.0, Float(**POS)),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/kar_peak/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -103,7 +115,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
