@@ -16,64 +16,33 @@ Variants:
 Run one part with --config.parts="('theory',)"; one data set with
 --config.ssl.datasets="('digits',)".
 """
-import ml_collections
-
-from lib.cl_similarity.config_schema import validate  # noqa: F401  (used by the config test)
-from lib.common.config import mesh_block, variant_config
-from lib.data.images import FASHION_MNIST_PATH
+from lib.common.config import variant_config
+from lib.cl_similarity.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper")
 
 
-def _build(*, tag, n, d, theory_steps, siglip_biases, theory_batches, batch_sizes, epochs,
-           digits_images, fashion_images, downsample, widths, blocks, head_hidden, proj_dim,
-           optimizer="adam", lr=2e-3, lr_scaling="sqrt", warmup_epochs=1, probe_steps=500,
-           max_pairs=1000, datasets=("digits", "fashion_mnist")):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.parts = ("theory", "ssl")
-    c.theory = dict(n=n, d=d, steps=theory_steps, record_every=50, lr=0.05, temperature=0.2,
-                    siglip_t=10.0, siglip_b=0.0, siglip_biases=tuple(siglip_biases),
-                    batch_sizes=tuple(theory_batches), minibatch_loss="simclr",
-                    vrns_weight=30.0, tolerance=1e-3)
-    c.ssl = dict(datasets=tuple(datasets), batch_sizes=tuple(batch_sizes), epochs=epochs,
-                 loss="simclr", temperature=0.2, aux_weight=30.0, optimizer=optimizer, lr=lr,
-                 lr_scaling=lr_scaling, weight_decay=1e-4, warmup_epochs=warmup_epochs,
-                 test_fraction=0.2)
-    c.digits = dict(num_images=digits_images, flip_prob=0.0)
-    c.fashion_mnist = dict(path=FASHION_MNIST_PATH, num_images=fashion_images,
-                           downsample=downsample, flip_prob=0.5)
-    c.augment = dict(min_scale=0.3, jitter_prob=0.8, brightness=0.4, contrast=0.4,
-                     noise_std=0.05)
-    c.model = dict(stage_widths=tuple(widths), blocks_per_stage=blocks, head_hidden=head_hidden,
-                   proj_dim=proj_dim)
-    c.probe = dict(steps=probe_steps, lr=0.05, weight_decay=1e-4)
-    c.eval = dict(max_pairs=max_pairs, plots=True)
-    c.train = dict(log_every=50, checkpoint_every=1000, keep_checkpoints=1)
-    c.mesh = mesh_block()
-    return c
-
-
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="cl_similarity_tiny", n=8, d=16, theory_steps=200, siglip_biases=(0.0,),
-            theory_batches=(4,), batch_sizes=(16,), epochs=1, digits_images=200,
-            fashion_images=300, downsample=4, widths=(8,), blocks=1, head_hidden=16,
-            proj_dim=16, probe_steps=100, max_pairs=64, datasets=("digits",)),
-        "quick": lambda: _build(
-            tag="cl_similarity_quick", n=32, d=64, theory_steps=4000,
-            siglip_biases=(-2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0),
-            theory_batches=(2, 4, 8, 16), batch_sizes=(16, 32, 64, 128, 256, 512), epochs=10,
-            digits_images=-1, fashion_images=3000, downsample=2, widths=(16, 32), blocks=1,
-            head_hidden=128, proj_dim=64),
-        "paper": lambda: _build(
-            tag="cl_similarity_paper", n=128, d=256, theory_steps=20000,
-            siglip_biases=(-2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0),
-            theory_batches=(2, 4, 8, 16, 32, 64), batch_sizes=(16, 32, 64, 128, 256, 512),
-            epochs=200, digits_images=-1, fashion_images=-1, downsample=1,
-            widths=(64, 128, 256, 512), blocks=2, head_hidden=512, proj_dim=128,
-            optimizer="sgd", lr=0.3, lr_scaling="linear", warmup_epochs=10, probe_steps=2000,
-            max_pairs=5000),
+        "tiny": lambda: config(
+            {"tag": "cl_similarity_tiny", "theory.n": 8, "theory.d": 16, "theory.steps": 200,
+             "theory.siglip_biases": (0.0,), "theory.batch_sizes": (4,),
+             "ssl.datasets": ("digits",), "ssl.batch_sizes": (16,), "ssl.epochs": 1,
+             "digits.num_images": 200, "fashion_mnist.num_images": 300,
+             "fashion_mnist.downsample": 4, "model.stage_widths": (8,), "model.head_hidden": 16,
+             "model.proj_dim": 16, "probe.steps": 100, "eval.max_pairs": 64}),
+        "quick": lambda: config(
+            {"tag": "cl_similarity_quick", "theory.n": 32, "theory.d": 64, "theory.steps": 4000,
+             "theory.batch_sizes": (2, 4, 8, 16), "ssl.epochs": 10,
+             "fashion_mnist.num_images": 3000, "fashion_mnist.downsample": 2,
+             "model.stage_widths": (16, 32), "model.head_hidden": 128, "model.proj_dim": 64,
+             "probe.steps": 500, "eval.max_pairs": 1000}),
+        "paper": lambda: config(
+            {"tag": "cl_similarity_paper", "theory.n": 128, "theory.d": 256,
+             "theory.steps": 20_000, "theory.batch_sizes": (2, 4, 8, 16, 32, 64),
+             "ssl.epochs": 200, "ssl.optimizer": "sgd", "ssl.lr": 0.3,
+             "ssl.lr_scaling": "linear", "ssl.warmup_epochs": 10, "fashion_mnist.num_images": -1,
+             "fashion_mnist.downsample": 1, "model.stage_widths": (64, 128, 256, 512),
+             "model.blocks_per_stage": 2, "model.head_hidden": 512, "model.proj_dim": 128,
+             "probe.steps": 2000, "eval.max_pairs": 5000}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What a cl_similarity experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/cl_similarity file states only what
+differs, through `config(overrides)`.
 
 Blocks: `parts` (theory and/or ssl), `theory` (free embeddings: full batch, SigLIP bias sweep,
 fixed mini-batches), `ssl` (the SimCLR sweep: data sets × batch sizes × VRNS off/on),
@@ -7,71 +9,80 @@ logging and checkpoint settings; the number of steps follows from `ssl.epochs`),
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.cl_similarity.losses import LOSSES
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Rule, Str
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Str)
 
 PARTS = ("theory", "ssl")
 DATASETS = ("digits", "fashion_mnist")
 NUM_IMAGES = {"digits": 1797, "fashion_mnist": 70000}
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(PARTS),
-    "theory.n": Int(lo=3),
-    "theory.d": Int(lo=3),
-    "theory.steps": Int(lo=50),
-    "theory.record_every": Int(lo=1),
-    "theory.lr": Float(lo=0.0, lo_open=True, hi=10.0),
-    "theory.temperature": Float(lo=0.0, lo_open=True),
-    "theory.siglip_t": Float(lo=0.0, lo_open=True),
-    "theory.siglip_b": Float(),
-    "theory.siglip_biases": Floats(),
-    "theory.batch_sizes": Ints(lo=2),
-    "theory.minibatch_loss": Choice(LOSSES),
-    "theory.vrns_weight": Float(lo=0.0, lo_open=True),
-    "theory.tolerance": Float(lo=0.0, lo_open=True),
-    "ssl.datasets": Names(DATASETS),
-    "ssl.batch_sizes": Ints(lo=2),
-    "ssl.epochs": Int(lo=1),
-    "ssl.loss": Choice(LOSSES),
-    "ssl.temperature": Float(lo=0.0, lo_open=True),
-    "ssl.aux_weight": Float(lo=0.0, lo_open=True),
-    "ssl.optimizer": Choice(("sgd", "adam")),
-    "ssl.lr": Float(lo=0.0, lo_open=True, hi=10.0),
-    "ssl.lr_scaling": Choice(("linear", "sqrt", "none")),
-    "ssl.weight_decay": Float(lo=0.0),
-    "ssl.warmup_epochs": Int(lo=0),
-    "ssl.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "digits.num_images": Int(lo=-1),
-    "digits.flip_prob": Float(lo=0.0, hi=1.0),
-    "fashion_mnist.path": Str(allow_empty=False),
-    "fashion_mnist.num_images": Int(lo=-1),
-    "fashion_mnist.downsample": Choice((1, 2, 4)),
-    "fashion_mnist.flip_prob": Float(lo=0.0, hi=1.0),
-    "augment.min_scale": Float(lo=0.0, hi=1.0, lo_open=True),
-    "augment.jitter_prob": Float(lo=0.0, hi=1.0),
-    "augment.brightness": Float(lo=0.0, hi=1.0),
-    "augment.contrast": Float(lo=0.0, hi=1.0),
-    "augment.noise_std": Float(lo=0.0),
-    "model.stage_widths": Ints(lo=1),
-    "model.blocks_per_stage": Int(lo=1),
-    "model.head_hidden": Int(lo=1),
-    "model.proj_dim": Int(lo=2),
-    "probe.steps": Int(lo=1),
-    "probe.lr": Float(lo=0.0, lo_open=True),
-    "probe.weight_decay": Float(lo=0.0),
-    "eval.max_pairs": Int(lo=2),
-    "eval.plots": Bool(),
-    "train.log_every": Int(lo=1),
-    "train.checkpoint_every": Int(lo=1),
-    "train.keep_checkpoints": Int(lo=1),
-    **config_lib.MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(("theory", "ssl"), Names(PARTS)),
+    "theory.n": Key(REQUIRED, Int(lo=3)),
+    "theory.d": Key(REQUIRED, Int(lo=3)),
+    "theory.steps": Key(REQUIRED, Int(lo=50)),
+    "theory.record_every": Key(50, Int(lo=1)),
+    "theory.lr": Key(0.05, Float(lo=0.0, lo_open=True, hi=10.0)),
+    "theory.temperature": Key(0.2, Float(lo=0.0, lo_open=True)),
+    "theory.siglip_t": Key(10.0, Float(lo=0.0, lo_open=True)),
+    "theory.siglip_b": Key(0.0, Float()),
+    "theory.siglip_biases": Key((-2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0), Floats()),
+    "theory.batch_sizes": Key(REQUIRED, Ints(lo=2)),
+    "theory.minibatch_loss": Key("simclr", Choice(LOSSES)),
+    "theory.vrns_weight": Key(30.0, Float(lo=0.0, lo_open=True)),
+    "theory.tolerance": Key(0.001, Float(lo=0.0, lo_open=True)),
+    "ssl.datasets": Key(("digits", "fashion_mnist"), Names(DATASETS)),
+    "ssl.batch_sizes": Key((16, 32, 64, 128, 256, 512), Ints(lo=2)),
+    "ssl.epochs": Key(REQUIRED, Int(lo=1)),
+    "ssl.loss": Key("simclr", Choice(LOSSES)),
+    "ssl.temperature": Key(0.2, Float(lo=0.0, lo_open=True)),
+    "ssl.aux_weight": Key(30.0, Float(lo=0.0, lo_open=True)),
+    "ssl.optimizer": Key("adam", Choice(("sgd", "adam"))),
+    "ssl.lr": Key(0.002, Float(lo=0.0, lo_open=True, hi=10.0)),
+    "ssl.lr_scaling": Key("sqrt", Choice(("linear", "sqrt", "none"))),
+    "ssl.weight_decay": Key(0.0001, Float(lo=0.0)),
+    "ssl.warmup_epochs": Key(1, Int(lo=0)),
+    "ssl.test_fraction": Key(0.2, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "digits.num_images": Key(-1, Int(lo=-1)),
+    "digits.flip_prob": Key(0.0, Float(lo=0.0, hi=1.0)),
+    "fashion_mnist.path": Key("/usr/share/datasets/fashion-mnist", Str(allow_empty=False)),
+    "fashion_mnist.num_images": Key(REQUIRED, Int(lo=-1)),
+    "fashion_mnist.downsample": Key(REQUIRED, Choice((1, 2, 4))),
+    "fashion_mnist.flip_prob": Key(0.5, Float(lo=0.0, hi=1.0)),
+    "augment.min_scale": Key(0.3, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "augment.jitter_prob": Key(0.8, Float(lo=0.0, hi=1.0)),
+    "augment.brightness": Key(0.4, Float(lo=0.0, hi=1.0)),
+    "augment.contrast": Key(0.4, Float(lo=0.0, hi=1.0)),
+    "augment.noise_std": Key(0.05, Float(lo=0.0)),
+    "model.stage_widths": Key(REQUIRED, Ints(lo=1)),
+    "model.blocks_per_stage": Key(1, Int(lo=1)),
+    "model.head_hidden": Key(REQUIRED, Int(lo=1)),
+    "model.proj_dim": Key(REQUIRED, Int(lo=2)),
+    "probe.steps": Key(REQUIRED, Int(lo=1)),
+    "probe.lr": Key(0.05, Float(lo=0.0, lo_open=True)),
+    "probe.weight_decay": Key(0.0001, Float(lo=0.0)),
+    "eval.max_pairs": Key(REQUIRED, Int(lo=2)),
+    "eval.plots": Key(True, Bool()),
+    "train.log_every": Key(50, Int(lo=1)),
+    "train.checkpoint_every": Key(1000, Int(lo=1)),
+    "train.keep_checkpoints": Key(1, Int(lo=1)),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/cl_similarity/config_schema.py")
 
 
 def num_train(config: ml_collections.ConfigDict, name: str) -> int:
@@ -110,4 +121,4 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))

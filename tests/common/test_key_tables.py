@@ -10,7 +10,7 @@ import pytest
 
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
-PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl"]
+PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl", "kar_peak", "cl_similarity"]
 
 
 def _variants(paper):
