@@ -1,4 +1,6 @@
 """What an adam_abc experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/adam_abc file states only what
+differs, through `config(overrides)`.
 
 Blocks: `parts` (rate / asymptotic), `num_runs` (independent runs per setting and
 horizon), `problem` (sizes of the objectives), `noise` (oracle constants), `adam` (β1, ε,
@@ -15,7 +17,7 @@ import ml_collections
 
 from lib.adam_abc import settings
 from lib.common import config as config_lib
-from lib.common.config import Bool, ConfigError, Float, Int, Ints, Rule, Str
+from lib.common.config import REQUIRED, Bool, ConfigError, Float, Int, Ints, Key, Rule, Str
 
 PARTS = ("rate", "asymptotic")
 
@@ -51,65 +53,82 @@ def _identity(v: str) -> str:
 
 POS = dict(lo=0.0, lo_open=True)
 UNIT = dict(lo=0.0, hi=1.0, hi_open=True)
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(parse=_identity, what="part names", options=PARTS),
-    "num_runs": Int(lo=1),
-    "problem.dim": Int(lo=1, hi=4096),
-    "problem.condition": Float(lo=1.0),
-    "problem.init_distance": Float(lo=0.0),
-    "problem.nonconvex_rows": Int(lo=1),
-    "problem.nonconvex_lambda": Float(lo=0.0),
-    "problem.label_noise": Float(lo=0.0),
-    "problem.n": Int(lo=2),
-    "problem.logistic_signal": Float(lo=0.0),
-    "problem.data_seed": Int(lo=0),
-    "noise.sigma": Float(lo=0.0),
-    "noise.mult": Float(lo=0.0),
-    "noise.student_df": Int(lo=3, hi=64),
-    "noise.skew_p": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "noise.batch_size": Int(lo=1),
-    "adam.b1": Float(**UNIT),
-    "adam.eps": Float(lo=0.0),
-    "adam.eps_alt": Float(lo=0.0),
-    "adam.v_init": Float(lo=0.0),
-    "rate.settings": Names(allow_empty=True),
-    "rate.methods": Names(parse=_identity, what="method names", allow_empty=True,
-                          options=tuple(m for m in settings.METHODS if m not in settings.CONTROLS)),
-    "rate.extra": Names(parse=settings.parse_run, what="runs '<problem>-<noise>/<method>'",
-                        allow_empty=True),
-    "rate.horizons": Ints(lo=2),
-    "rate.records": Int(lo=1),
-    "rate.alpha_hat": Float(**POS),
-    "rate.sgd_alpha_hat": Float(**POS),
-    "rate.beta2_c": Float(**POS),
-    "rate.control_beta2": Float(**UNIT),
-    "rate.theory_slope": Float(),
-    "rate.tolerance": Float(**POS),
-    "rate.num_boot": Int(lo=10),
-    "asymptotic.settings": Names(allow_empty=True),
-    "asymptotic.methods": Names(parse=_identity, what="method names", allow_empty=True,
-                                options=tuple(m for m in settings.METHODS
-                                              if m not in settings.CONTROLS)),
-    "asymptotic.extra": Names(parse=settings.parse_run, what="runs '<problem>-<noise>/<method>'",
-                              allow_empty=True),
-    "asymptotic.num_steps": Int(lo=10),
-    "asymptotic.records": Int(lo=2),
-    "asymptotic.alpha0": Float(**POS),
-    "asymptotic.sgd_alpha0": Float(**POS),
-    "asymptotic.power": Float(lo=0.0),
-    "asymptotic.offset": Float(lo=0.0),
-    "asymptotic.beta2_c": Float(**POS),
-    "asymptotic.beta2_power": Float(lo=0.0),
-    "asymptotic.control_alpha": Float(**POS),
-    "asymptotic.control_beta2": Float(**UNIT),
-    "asymptotic.threshold": Float(**POS),
-    "asymptotic.late_from": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "asymptotic.min_decay": Float(**POS),
-    "eval.plots": Bool(),
-    **config_lib.MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(("rate", "asymptotic"), Names(parse=_identity, what="part names", options=PARTS)),
+    "num_runs": Key(REQUIRED, Int(lo=1)),
+    "problem.dim": Key(10, Int(lo=1, hi=4096)),
+    "problem.condition": Key(10.0, Float(lo=1.0)),
+    "problem.init_distance": Key(3.0, Float(lo=0.0)),
+    "problem.nonconvex_rows": Key(20, Int(lo=1)),
+    "problem.nonconvex_lambda": Key(1.0, Float(lo=0.0)),
+    "problem.label_noise": Key(1.0, Float(lo=0.0)),
+    "problem.n": Key(256, Int(lo=2)),
+    "problem.logistic_signal": Key(2.0, Float(lo=0.0)),
+    "problem.data_seed": Key(0, Int(lo=0)),
+    "noise.sigma": Key(1.0, Float(lo=0.0)),
+    "noise.mult": Key(1.0, Float(lo=0.0)),
+    "noise.student_df": Key(3, Int(lo=3, hi=64)),
+    "noise.skew_p": Key(0.05, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "noise.batch_size": Key(2, Int(lo=1)),
+    "adam.b1": Key(0.9, Float(**UNIT)),
+    "adam.eps": Key(1e-8, Float(lo=0.0)),
+    "adam.eps_alt": Key(0.1, Float(lo=0.0)),
+    "adam.v_init": Key(0.0, Float(lo=0.0)),
+    "rate.settings": Key(("quadratic-gaussian", "quadratic-student_t",
+                          "quadratic-multiplicative", "quadratic-skewed", "nonconvex-gaussian",
+                          "least_squares-minibatch", "logistic-minibatch"),
+                         Names(allow_empty=True)),
+    "rate.methods": Key(("adam", "sgd"), Names(
+        parse=_identity, what="method names", allow_empty=True,
+        options=tuple(m for m in settings.METHODS if m not in settings.CONTROLS))),
+    "rate.extra": Key(("quadratic-gaussian/adam_eps", "quadratic-gaussian/adam_const_alpha",
+                       "quadratic-skewed/adam_const_beta2"),
+                      Names(parse=settings.parse_run, what="runs '<problem>-<noise>/<method>'",
+                            allow_empty=True)),
+    "rate.horizons": Key(REQUIRED, Ints(lo=2)),
+    "rate.records": Key(REQUIRED, Int(lo=1)),
+    "rate.alpha_hat": Key(1.0, Float(**POS)),
+    "rate.sgd_alpha_hat": Key(2.0, Float(**POS)),
+    "rate.beta2_c": Key(1.0, Float(**POS)),
+    "rate.control_beta2": Key(0.9, Float(**UNIT)),
+    "rate.theory_slope": Key(-0.5, Float()),
+    "rate.tolerance": Key(0.1, Float(**POS)),
+    "rate.num_boot": Key(200, Int(lo=10)),
+    "asymptotic.settings": Key(("quadratic-gaussian", "quadratic-skewed", "nonconvex-student_t",
+                                "least_squares-minibatch"),
+                              Names(allow_empty=True)),
+    "asymptotic.methods": Key(("adam", "sgd"), Names(
+        parse=_identity, what="method names", allow_empty=True,
+        options=tuple(m for m in settings.METHODS if m not in settings.CONTROLS))),
+    "asymptotic.extra": Key(("quadratic-gaussian/adam_const_alpha",
+                             "quadratic-skewed/adam_const_beta2",
+                             "quadratic-gaussian/adam_const_beta2"),
+                            Names(parse=settings.parse_run,
+                                  what="runs '<problem>-<noise>/<method>'", allow_empty=True)),
+    "asymptotic.num_steps": Key(REQUIRED, Int(lo=10)),
+    "asymptotic.records": Key(REQUIRED, Int(lo=2)),
+    "asymptotic.alpha0": Key(1.0, Float(**POS)),
+    "asymptotic.sgd_alpha0": Key(2.0, Float(**POS)),
+    "asymptotic.power": Key(0.6, Float(lo=0.0)),
+    "asymptotic.offset": Key(10.0, Float(lo=0.0)),
+    "asymptotic.beta2_c": Key(1.0, Float(**POS)),
+    "asymptotic.beta2_power": Key(0.6, Float(lo=0.0)),
+    "asymptotic.control_alpha": Key(0.1, Float(**POS)),
+    "asymptotic.control_beta2": Key(0.9, Float(**UNIT)),
+    "asymptotic.threshold": Key(0.1, Float(**POS)),
+    "asymptotic.late_from": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "asymptotic.min_decay": Key(0.1, Float(**POS)),
+    "eval.plots": Key(True, Bool()),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/adam_abc/config_schema.py")
 
 
 def _fail(key: str, value, why: str) -> None:
@@ -142,4 +161,4 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))

@@ -10,7 +10,8 @@ import pytest
 
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
-PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl", "kar_peak", "cl_similarity"]
+PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl", "kar_peak", "cl_similarity",
+          "adam_abc"]
 
 
 def _variants(paper):
