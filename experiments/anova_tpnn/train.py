@@ -51,6 +51,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     extras.require(optional_modules(config))   # before any compute
     t0 = time.time()
     datasets = load_datasets(config)
+    config_schema.check_purify(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)

@@ -1,10 +1,12 @@
 """What an ANOVA-TPNN experiment config may hold, and the checks run before any compute.
 
-Blocks: `datasets`, `models` (names), `data` (sizes, test and validation fractions),
+Blocks: `datasets`, `models` (names), `batch_size`, `epochs` (0: the step budget
+`train.num_steps`; > 0: that many passes over each data set's training rows), `data` (sizes, test and validation fractions),
 `model` (architectures), `optim` (Adam betas, `optim.<model>.lr` per model, output penalty),
 `replicas` (how many models are trained at once with vmap, and whether they differ by seed
 or by resample), `ebm` (the optional interpretML comparison), `eval` (plots, chunking, how
-often the validation loss is evaluated for best-on-validation selection), plus the shared
+often the validation loss is evaluated for best-on-validation selection, in steps or
+epochs; `purify_grid`, the M of the purified-component scores, 0 = off), plus the shared
 `train` and `mesh` blocks.
 """
 from __future__ import annotations
@@ -14,9 +16,10 @@ import ml_collections
 from lib.anova_tpnn.baselines import MODEL_NAMES
 from lib.anova_tpnn.data import NAMES as DATASET_NAMES
 from lib.common import config as config_lib
-from lib.common.config import Bool, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
 
 MODES = ("seed", "resample")
+BATCH_ORDERS = ("shared", "per_replica")
 
 
 SCHEMA: dict[str, Rule] = {
@@ -27,6 +30,7 @@ SCHEMA: dict[str, Rule] = {
     "datasets": Names(DATASET_NAMES),
     "models": Names(MODEL_NAMES),
     "batch_size": Int(lo=1),
+    "epochs": Float(lo=0.0),
     "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "data.val_fraction": Float(lo=0.0, hi=1.0, hi_open=True),
     "data.synth_n": Int(lo=20),
@@ -51,6 +55,7 @@ SCHEMA: dict[str, Rule] = {
     "optim.output_penalty": Float(lo=0.0),
     "replicas.num": Int(lo=2),
     "replicas.modes": Names(MODES),
+    "replicas.batch_order": Choice(BATCH_ORDERS),
     "replicas.resample_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
     "ebm.enabled": Bool(),
     "ebm.num_replicas": Int(lo=2),
@@ -59,6 +64,8 @@ SCHEMA: dict[str, Rule] = {
     "eval.plots": Bool(),
     "eval.chunk": Int(lo=1),
     "eval.val_every": Int(lo=1),
+    "eval.val_every_epochs": Float(lo=0.0),
+    "eval.purify_grid": Int(lo=0),
     "eval.plot_components": Int(lo=1, hi=12),
 }
 
@@ -70,7 +77,8 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
             f"data.madelon_informative + data.madelon_redundant = "
             f"{d.madelon_informative + d.madelon_redundant} exceeds data.madelon_features = "
             f"{d.madelon_features}")
-    if config.data.val_fraction > 0 and config.eval.val_every > config.train.num_steps:
+    if (config.data.val_fraction > 0 and config.epochs == 0
+            and config.eval.val_every > config.train.num_steps):
         raise ConfigError(f"config key 'eval.val_every' = {config.eval.val_every!r} exceeds "
                           f"train.num_steps = {config.train.num_steps} (the validation loss "
                           "would be evaluated only at the last step)")
@@ -88,6 +96,16 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     (The interaction order against each data set's feature count is checked when the data
     are loaded, before any training: `lib/anova_tpnn/runs.py::load_datasets`.)"""
     return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+
+
+def check_purify(config: ml_collections.ConfigDict) -> None:
+    """ConfigError when purified scores are asked for with interactions above order 2
+    (`lib.anova_tpnn.purify` covers mains and pairs). Called after the data sets are
+    loaded (their feature-count check comes first) and before any training."""
+    if config.eval.purify_grid > 0 and config.model.max_order > 2:
+        raise ConfigError(f"config key 'eval.purify_grid' = {config.eval.purify_grid} needs "
+                          f"model.max_order <= 2 (purification covers mains and pairs), got "
+                          f"{config.model.max_order}; set eval.purify_grid = 0")
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:

@@ -65,6 +65,8 @@ class Dataset:
     y_mean: float = 0.0
     y_std: float = 1.0
     truth: dict | None = None
+    x_train_raw: np.ndarray | None = None   # synthetic sets: training rows before the
+                                            # quantile transform (the true f's inputs)
 
     @property
     def num_features(self) -> int:
@@ -161,7 +163,7 @@ def _synthetic(name: str, n: int, noise: float, test_fraction: float, val_fracti
     ds = _finish(name, (x_tr, y_tr), (x_va, y_va), (x_te, y_te), names, seed)
     _, comps = true_components(x_te, x_tr)
     truth = {key: (v / ds.y_std).astype(np.float32) for key, v in comps.items()}
-    return dataclasses.replace(ds, truth=truth)
+    return dataclasses.replace(ds, truth=truth, x_train_raw=x_tr)
 
 
 # ----------------------------------------------------------------------------- sklearn

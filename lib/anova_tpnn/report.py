@@ -3,7 +3,8 @@ results["datasets"][name]["modes"][mode][model] = summary from lib/anova_tpnn/ru
 The tables' "selected step" is the mean over replicas of the step whose params were kept
 (best validation loss); "—" for the EBM (its own early stopping) or without validation.
 
-Targets (issue 11):
+Targets (issue 11; issue 34 §4 judges stability and recovery on the purified components,
+lib/anova_tpnn/purify.py, when the run has them, the raw ones staying as secondary rows):
   stability   ANOVA-TPNN's stability score (lower = more stable) at least 2× smaller than
               NA²M's and NB²M's on every data set, for every replica mode run;
   recovery    lower relative component error than NA²M and NB²M on every synthetic set;
@@ -22,8 +23,11 @@ STABILITY_FACTOR = 2.0
 PREDICTION_GAP = 0.05
 REFERENCES = ("nam", "nbm")
 MODEL_ORDER = ("tpnn", "nam", "nbm", "mlp", "ebm")
-# the issue's score (mean over all components), then secondary views of the same numbers
-STABILITY_KEYS = ("stability", "stability_centred", "stability_mains", "stability_weighted")
+# the judged score (purified components, issue 34 §4; present in runs with eval.purify_grid
+# > 0), the issue-11 score on raw components, then secondary views of the same numbers
+STABILITY_KEYS = ("stability_purified", "stability", "stability_centred", "stability_mains",
+                  "stability_weighted")
+RECOVERY_KEYS = ("recovery_purified", "recovery", "recovery_centred")
 
 
 def prediction_gap(task: str, tpnn: float, best: float) -> float:
@@ -32,8 +36,7 @@ def prediction_gap(task: str, tpnn: float, best: float) -> float:
 
 
 def targets(results: dict) -> dict:
-    out: dict = {key: {} for key in (*STABILITY_KEYS, "recovery", "recovery_centred",
-                                      "prediction")}
+    out: dict = {key: {} for key in (*STABILITY_KEYS, *RECOVERY_KEYS, "prediction")}
     for name, entry in results["datasets"].items():
         for mode, models in entry["modes"].items():
             tp = models["tpnn"]
@@ -47,8 +50,8 @@ def targets(results: dict) -> dict:
                         r >= STABILITY_FACTOR for r in ratios.values())}
             if mode != "seed":
                 continue
-            if "recovery" in tp:
-                for key in ("recovery", "recovery_centred"):
+            for key in RECOVERY_KEYS:
+                if key in tp:
                     errs = {ref: models[ref][key] for ref in REFERENCES if ref in models}
                     out[key][name] = {"tpnn": tp[key], **errs,
                                       "met": bool(errs) and all(tp[key] < e
@@ -61,6 +64,9 @@ def targets(results: dict) -> dict:
                 out["prediction"][name] = {"tpnn": tp["metric"], "best": best_name,
                                            "best_metric": base[best_name], "gap": gap,
                                            "met": gap <= PREDICTION_GAP}
+    for key in ("stability_purified", "recovery_purified"):
+        if not out[key]:
+            del out[key]                        # a run without purified scores
     for key in list(out):
         items = out[key]
         out[key] = {"all_met": bool(items) and all(v["met"] for v in items.values()),
@@ -76,6 +82,10 @@ def tables(results: dict) -> str:
     """One markdown table per data set plus the target summary."""
     lines = []
     for name, entry in results["datasets"].items():
+        if any("stability_purified" in v for models in entry["modes"].values()
+               for v in models.values()):
+            lines += _purified_table(name, entry)
+            continue
         metric = "RMSE ↓" if entry["task"] == "regression" else "AUROC ↑"
         lines += [f"**{name}** ({entry['task']}, n_train = {entry['n_train']}, "
                   f"n_val = {entry.get('n_val', 0)}, n_test = {entry['n_test']}, "
@@ -100,14 +110,18 @@ def tables(results: dict) -> str:
         lines.append("")
     t = results["targets"]
     lines += ["| target | result | details |", "|---|---|---|"]
-    for key, label in (("stability", "stability ≥ 2× NAM and NBM (raw components)"),
+    for key, label in (("stability_purified", "**stability ≥ 2× NAM and NBM, purified "
+                                              "components (judged)**"),
+                       ("recovery_purified", "**recovery error < NAM and NBM, purified "
+                                             "(judged)**"),
+                       ("stability", "stability ≥ 2× NAM and NBM (raw components)"),
                        ("stability_centred", "same, components centred post hoc"),
                        ("stability_mains", "same, main effects only (secondary)"),
                        ("stability_weighted", "same, importance-weighted (secondary)"),
                        ("recovery", "recovery error < NAM and NBM"),
                        ("recovery_centred", "same, components centred post hoc"),
                        ("prediction", "within 5% of best baseline")):
-        per = t[key]["per_set"]
+        per = t.get(key, {}).get("per_set")
         if not per:
             continue
         detail = []
@@ -122,6 +136,38 @@ def tables(results: dict) -> str:
         lines.append(f"| {label} | {'MET' if t[key]['all_met'] else 'MISSED'} | "
                      f"{'; '.join(detail)} |")
     return "\n".join(lines)
+
+
+def _models_sorted(present) -> list:
+    return sorted(present, key=lambda k: (MODEL_ORDER.index(k) if k in MODEL_ORDER
+                                          else len(MODEL_ORDER), k))
+
+
+def _purified_table(name: str, entry: dict) -> list[str]:
+    """One data set's table of a run with purified scores: purified stability (seeds,
+    resamples, mains) and recovery first, the raw scores as secondary columns."""
+    metric = "RMSE ↓" if entry["task"] == "regression" else "AUROC ↑"
+    lines = [f"**{name}** ({entry['task']}, n_train = {entry['n_train']}, "
+             f"n_val = {entry.get('n_val', 0)}, n_test = {entry['n_test']}, "
+             f"p = {entry['num_features']}, {entry['num_components']} components)", "",
+             f"| model | test {metric} (± SE) | purified stability, seeds ↓ | purified, "
+             "resamples ↓ | purified, mains (seeds) ↓ | purified recovery ↓ (± SE) "
+             "| raw stability, seeds | raw, resamples | raw recovery | selected step |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    seed = entry["modes"].get("seed", {})
+    res = entry["modes"].get("resample", {})
+    for model in _models_sorted(list(seed) + [k for k in res if k not in seed]):
+        s, r = seed.get(model, {}), res.get(model, {})
+        m = s or r
+        rec = ("—" if s.get("recovery_purified") is None else
+               f"{s['recovery_purified']:.3f} ± {s['recovery_purified_se']:.3f}")
+        lines.append(
+            f"| {model} | {_fmt(m.get('metric'), 4)} ± {_fmt(m.get('metric_se'), 4)} "
+            f"| {_fmt(s.get('stability_purified'), 4)} | {_fmt(r.get('stability_purified'), 4)} "
+            f"| {_fmt(s.get('stability_purified_mains'), 4)} | {rec} "
+            f"| {_fmt(s.get('stability'), 4)} | {_fmt(r.get('stability'), 4)} "
+            f"| {_fmt(s.get('recovery'))} | {_fmt(m.get('selected_step'), 0)} |")
+    return lines + [""]
 
 
 def merge(runs: list[tuple[str, dict, dict]]) -> tuple[dict, dict]:
@@ -171,9 +217,20 @@ def render(results: dict, config: dict, more: tuple = ()) -> str:
                "still to come; only the data sets in the tables below were run.\n\n")
     ebm = (f"on, seeds only, {config['ebm']['num_replicas']} replicas"
            if config["ebm"]["enabled"] else "off")
+    every = (f"{config['eval']['val_every_epochs']:g} epochs"
+             if config["eval"].get("val_every_epochs", 0) > 0
+             else f"{config['eval']['val_every']} steps")
     select = (f"each replica's params selected at its best validation loss, checked every "
-              f"{config['eval']['val_every']} steps"
-              if config["data"].get("val_fraction", 0) > 0 else "no validation split: last step")
+              f"{every}" if config["data"].get("val_fraction", 0) > 0
+              else "no validation split: last step")
+    if config.get("epochs", 0) > 0:
+        select += (f"; budget {config['epochs']:g} epochs of batch {config['batch_size']} "
+                   f"(capped at the training rows)")
+    if config["replicas"].get("batch_order", "shared") == "per_replica":
+        select += "; each replica draws its own minibatch order"
+    if config["eval"].get("purify_grid", 0) > 0:
+        select += (f"; purified on M × M quantile grids, M = the smallest prime >= "
+                   f"{config['eval']['purify_grid']} and p")
     return (f"{partial}{tables(results)}\n\nConfig `{config['tag']}` (EBM {ebm}; "
             f"{select}); measured on "
             f"{results['machine']}; wall time per process {walls} min ({num} "

@@ -12,10 +12,11 @@ import jax
 import numpy as np
 from absl import logging
 
-from lib.anova_tpnn import baselines, data as data_lib
-from lib.anova_tpnn.evaluation import evaluate_replicas, frozen_constants, summarise, test_metric
+from lib.anova_tpnn import baselines, data as data_lib, purify
+from lib.anova_tpnn.evaluation import (evaluate_replicas, frozen_constants, purified_scores,
+                                       summarise, test_metric)
 from lib.anova_tpnn.model import component_names
-from lib.anova_tpnn.task import effective_batch, make_task, selected_params
+from lib.anova_tpnn.task import budget, effective_batch, make_task, selected_params
 from lib.common import mesh as mesh_lib, train_loop, workdir as wd
 from lib.common.stages import Stages
 
@@ -32,6 +33,19 @@ def load_datasets(config) -> dict[str, data_lib.Dataset]:
     return out
 
 
+def purification_rows(config, ds: data_lib.Dataset) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray] | None:
+    """(grid (M, p), design indices (M², p), design rows (M², p)) of the purified scores
+    (`lib.anova_tpnn.purify`, M the smallest prime >= eval.purify_grid and p), or None
+    when eval.purify_grid = 0."""
+    if config.eval.get("purify_grid", 0) <= 0:
+        return None
+    m = purify.grid_size(config.eval.purify_grid, ds.num_features)
+    grid = purify.quantile_grid(ds.x_train, m)
+    idx = purify.design(ds.num_features, m)
+    return grid, idx, purify.design_points(grid, idx).astype(np.float32)
+
+
 def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, mode: str, name: str,
               weights: np.ndarray) -> tuple[dict, np.ndarray | None]:
     """Train (or resume) R replicas of one model and evaluate them; returns (summary,
@@ -41,7 +55,9 @@ def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, mode: str, nam
     batch = effective_batch(config.batch_size, len(ds.x_train), mesh.shape[mesh_lib.DATA])
     seed = config.train.seed + 7919 * config.seed + (0 if mode == "seed" else 1)
     task = make_task(model, name, ds, weights, config, batch, seed)
-    loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
+    num_steps, _ = budget(config, len(ds.x_train), batch)
+    loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed,
+                               num_steps=num_steps)
     t0 = time.time()
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
     params = selected_params(result.state)
@@ -49,12 +65,18 @@ def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, mode: str, nam
     if mesh_lib.is_primary() and jax.tree.leaves(consts):
         np.savez(os.path.join(run_dir, "frozen_constants.npz"),
                  **{f"order_{k}": np.asarray(v) for k, v in jax.device_get(consts).items()})
-    x_all = np.concatenate([ds.x_train, ds.x_test])
+    pur = purification_rows(config, ds)
+    n_all = len(ds.x_train) + len(ds.x_test)
+    x_all = np.concatenate([ds.x_train, ds.x_test] + ([pur[2]] if pur else []))
     has_comps = baselines.HAS_COMPONENTS[name]
-    out, comps, _ = evaluate_replicas(model, params, consts, x_all, config.eval.chunk, has_comps)
-    metric = test_metric(ds.task, out[:, len(ds.x_train):], ds.y_test, ds.y_std)
+    out, comps, icpt = evaluate_replicas(model, params, consts, x_all, config.eval.chunk,
+                                         has_comps)
+    metric = test_metric(ds.task, out[:, len(ds.x_train):n_all], ds.y_test, ds.y_std)
     names = component_names(ds.num_features, config.model.max_order)
-    summary = summarise(ds, metric, comps, names)
+    summary = summarise(ds, metric, None if comps is None else comps[:, :n_all], names)
+    if pur and comps is not None:
+        summary.update(purified_scores(ds, pur, comps[:, n_all:], icpt[:, n_all], names))
+        comps = comps[:, :n_all]
     summary.update(train_s=time.time() - t0, steps=result.step, batch=batch,
                    final_loss=_last_loss(run_dir))
     if "best_step" in result.state:
@@ -86,7 +108,9 @@ def run_ebm(config, stages: Stages, ds: data_lib.Dataset, mode: str, weights: np
     runs/<set>/<mode>/ebm/replica_<i>.npz and reused when the command is rerun."""
     names = component_names(ds.num_features, config.model.max_order)
     run_dir = stages.dir(f"{ds.name}/{mode}/ebm")
-    x_all = np.concatenate([ds.x_train, ds.x_test])
+    pur = purification_rows(config, ds)
+    n_all = len(ds.x_train) + len(ds.x_test)
+    x_all = np.concatenate([ds.x_train, ds.x_test] + ([pur[2]] if pur else []))
     t0 = time.time()
     preds, comps = [], []
     for i in range(config.ebm.num_replicas):
@@ -94,18 +118,24 @@ def run_ebm(config, stages: Stages, ds: data_lib.Dataset, mode: str, weights: np
         if os.path.exists(path):
             saved = np.load(path)
             pred, comp = saved["pred"], saved["components"]
+            if len(pred) != len(x_all):
+                raise ValueError(f"{path} holds {len(pred)} rows, this config evaluates "
+                                 f"{len(x_all)} (another eval.purify_grid?): use a new workdir")
         else:
             keep = weights[:, i] > 0
-            pred, comp, _ = baselines.fit_ebm(ds.x_train[keep], ds.y_train[keep], x_all,
-                                              names, ds.task, config.ebm,
-                                              seed=config.seed * 1000 + i)
+            pred, comp, icpt = baselines.fit_ebm(ds.x_train[keep], ds.y_train[keep], x_all,
+                                                 names, ds.task, config.ebm,
+                                                 seed=config.seed * 1000 + i)
             if mesh_lib.is_primary():
-                np.savez(path, pred=pred, components=comp)
+                np.savez(path, pred=pred, components=comp, intercept=icpt)
         preds.append(pred)
         comps.append(comp)
     preds, comps = np.stack(preds), np.stack(comps)
-    metric = test_metric(ds.task, preds[:, len(ds.x_train):], ds.y_test, ds.y_std)
-    summary = summarise(ds, metric, comps, names)
+    metric = test_metric(ds.task, preds[:, len(ds.x_train):n_all], ds.y_test, ds.y_std)
+    summary = summarise(ds, metric, comps[:, :n_all], names)
+    if pur:      # the EBM's intercept does not enter the scores (components only)
+        summary.update(purified_scores(ds, pur, comps[:, n_all:], None, names))
+    comps = comps[:, :n_all]
     summary["train_s"] = time.time() - t0
     logging.info("%s/%s/ebm: metric %.4f, stability %s", ds.name, mode, summary["metric"],
                  summary.get("stability"))

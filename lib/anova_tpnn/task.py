@@ -24,6 +24,21 @@ def effective_batch(batch_size: int, n_train: int, data_shards: int) -> int:
     return b
 
 
+def budget(config, n_train: int, batch: int) -> tuple[int, int]:
+    """(num_steps, val_every) of one data set. With `epochs` > 0 the budget is in passes
+    over the training rows, ceil(epochs · n_train / batch) steps, so a data set's size does
+    not decide how far training gets; `eval.val_every_epochs` > 0 likewise sets the
+    validation interval, max(1, round(val_every_epochs · n_train / batch)) steps.
+    Otherwise `train.num_steps` and `eval.val_every` (the older configs' step budget)."""
+    per_epoch = n_train / batch
+    steps = (int(np.ceil(config.epochs * per_epoch)) if config.get("epochs", 0) > 0
+             else config.train.num_steps)
+    every_epochs = config.eval.get("val_every_epochs", 0)
+    every = (max(1, int(round(every_epochs * per_epoch))) if every_epochs > 0
+             else config.eval.val_every)
+    return steps, every
+
+
 def pointwise_loss(out: jax.Array, y: jax.Array, classification: bool) -> jax.Array:
     """Per-row loss: BCE-with-logits (classification) or squared error, same shape as y."""
     return optax.sigmoid_binary_cross_entropy(out, y) if classification else (out - y) ** 2
@@ -36,8 +51,13 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
     State: {"params", "opt_state"} stacked over replicas (leading axis R), "step"; with a
     validation split (ds.x_val non-empty) also "best_params" (R-stacked like params),
     "best_val" (R,) and "best_step" (R,), the best-on-validation selection.
-    Batch (rows × ...): x (B, p), y (B,), w (B, R) — every replica sees the same rows,
-    weighted by its own resample weights (all ones in "seed" mode).
+    Batch, `replicas.batch_order` = "shared" (the older configs): x (B, p), y (B,), w (B, R)
+    — every replica sees the same rows, weighted by its own resample weights (all ones in
+    "seed" mode). "per_replica": x (B, R, p), y (B, R), w (B, R) — replica r draws its own
+    B rows (without replacement) from the rows of its own sample (weights[:, r] > 0) with
+    the generator (seed, step, r), as R independent runs would; fewer rows than B are all
+    taken, padded with zero weight. Its order depends on (seed, step, r) only.
+    Budget: `budget` (steps, validation interval) from the data set's size.
     Loss per replica: weighted MSE (regression) or BCE-with-logits (classification),
     plus optim.output_penalty · mean Σ_S f_S² for component models.
 
@@ -57,7 +77,9 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
     classification = ds.task == "classification"
     replicas = weights.shape[1]
     select = len(ds.x_val) > 0
-    every, last = config.eval.val_every, config.train.num_steps
+    last, every = budget(config, len(x_tr), batch)
+    per_replica = config.replicas.get("batch_order", "shared") == "per_replica"
+    own_rows = [np.flatnonzero(weights[:, r] > 0) for r in range(replicas)]
 
     def init_state(key):
         state = replicas_lib.init_state(lambda k: baselines.init_params(model, k, x_init), opt,
@@ -103,7 +125,8 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
         best = jax.lax.cond((step % every == 0) | (step == last), check, keep, None)
         return dict(zip(("best_params", "best_val", "best_step"), best))
 
-    update = replicas_lib.update(loss_one, opt, batch_axes=(None, None, 1))
+    update = replicas_lib.update(loss_one, opt,
+                                 batch_axes=(1, 1, 1) if per_replica else (None, None, 1))
 
     def train_step(state, batch_, key):
         del key
@@ -113,10 +136,27 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
         return new, {"loss": jnp.mean(loss), "loss_max": jnp.max(loss)}
 
     def batch_fn(step, rows):
+        if per_replica:
+            return replica_batches(x_tr, y_tr, weights, own_rows, batch, seed, step, rows)
         idx = np.random.default_rng([seed, step]).choice(len(x_tr), batch, replace=False)
         return {"x": x_tr[idx][rows], "y": y_tr[idx][rows], "w": weights[idx][rows]}
 
     return train_loop.Task(init_state, train_step, batch_fn, batch)
+
+
+def replica_batches(x, y, weights, own_rows, batch: int, seed: int, step: int, rows=slice(None)
+                    ) -> dict:
+    """The "per_replica" batch of `make_task`: x (B, R, p), y (B, R), w (B, R); replica r's
+    B rows drawn from own_rows[r] by np.random.default_rng([seed, step, r])."""
+    r_num = len(own_rows)
+    idx = np.zeros((batch, r_num), np.int64)
+    w = np.zeros((batch, r_num), np.float32)
+    for r, own in enumerate(own_rows):
+        take = own[np.random.default_rng([seed, step, r]).choice(
+            len(own), min(batch, len(own)), replace=False)]
+        idx[:len(take), r], idx[len(take):, r] = take, own[0]
+        w[:len(take), r] = weights[take, r]
+    return {"x": x[idx][rows], "y": y[idx][rows], "w": w[rows]}
 
 
 def selected_params(state: dict) -> Any:

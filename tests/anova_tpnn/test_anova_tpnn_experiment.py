@@ -154,3 +154,53 @@ def test_ebm_components_sum_to_its_prediction(task):
     pred, comps, icpt = baselines.fit_ebm(x, y, x[:20], names, task, cfg, seed=0)
     assert comps.shape == (20, 6) and np.abs(comps[:, :3]).max() > 0.1
     np.testing.assert_allclose(comps.sum(axis=1) + icpt, pred, rtol=1e-6, atol=1e-6)
+
+
+def test_per_replica_batch_order_differs_between_replicas_and_reproduces_per_seed():
+    config = _tiny(**{"replicas.batch_order": "per_replica"})
+    ds = data_lib.load("synth_reg", config.data, config.seed)
+    n = len(ds.x_train)
+    weights = data_lib.resample_weights(n, 3, "resample", 0.8, 1)
+    model = baselines.build("nam", ds.num_features, config.model)
+    task = task_lib.make_task(model, "nam", ds, weights, config, 64, 7)
+    b = task.batch_fn(4, slice(None))
+    assert b["x"].shape == (64, 3, ds.num_features) and b["w"].shape == (64, 3)
+    assert not np.array_equal(b["x"][:, 0], b["x"][:, 1])             # own orders
+    np.testing.assert_array_equal(b["x"], task.batch_fn(4, slice(None))["x"])
+    for r in range(3):                       # rows drawn only from the replica's own sample
+        own = {tuple(row) for row in ds.x_train[weights[:, r] > 0]}
+        assert all(tuple(row) in own for row in b["x"][:, r])
+    # replica 1's order does not depend on how many replicas run with it
+    two = task_lib.replica_batches(ds.x_train, ds.y_train, weights[:, :2],
+                                   [np.flatnonzero(weights[:, r] > 0) for r in range(2)],
+                                   64, 7, 4)
+    np.testing.assert_array_equal(two["x"][:, 1], b["x"][:, 1])
+    shared = task_lib.make_task(model, "nam", ds, weights, _tiny(), 64, 7).batch_fn(4,
+                                                                                  slice(None))
+    assert shared["x"].shape == (64, ds.num_features)                 # old configs unchanged
+    # a per-replica step equals the replica's step taken alone on its own batch
+    state = fast_jit(task.init_state)(jax.random.key(0))
+    new, _ = fast_jit(task.train_step)(state, b, jax.random.key(0))
+    one = task_lib.make_task(model, "nam", ds, weights[:, 1:2], _tiny(), 64, 7)
+    alone = {**state, **{k: jax.tree.map(lambda a: a[1:2], state[k])
+                         for k in ("params", "opt_state")}}
+    alone_new, _ = fast_jit(one.train_step)(
+        alone, {"x": b["x"][:, 1], "y": b["y"][:, 1], "w": b["w"][:, 1:2]}, jax.random.key(0))
+    jax.tree.map(lambda a, c: np.testing.assert_allclose(np.asarray(a)[1], np.asarray(c)[0],
+                                                         rtol=1e-5, atol=1e-6),
+                 new["params"], alone_new["params"])
+
+
+def test_epoch_budget_scales_steps_with_the_data_set_and_old_configs_keep_steps():
+    config = _tiny(**{"epochs": 10.0, "eval.val_every_epochs": 2.0})
+    assert task_lib.budget(config, 300, 64) == (47, 9)        # ceil(10·300/64), round(2·300/64)
+    assert task_lib.budget(config, 1400, 64) == (219, 44)
+    assert task_lib.budget(_tiny(), 300, 64) == (60, 10)      # train.num_steps, eval.val_every
+    train.validate(_tiny(**{"epochs": 10.0, "eval.val_every": 1000}))  # steps check off
+    with pytest.raises(config_lib.ConfigError, match="'replicas.batch_order'"):
+        train.validate(_tiny(**{"replicas.batch_order": "random"}))
+    with pytest.raises(config_lib.ConfigError, match="'eval.purify_grid' = 5 needs "
+                                                     "model.max_order <= 2"):
+        train.config_schema.check_purify(_tiny(**{"model.max_order": 3,
+                                                  "eval.purify_grid": 5}))
+    train.config_schema.check_purify(_tiny(**{"model.max_order": 3}))     # tiny: off
