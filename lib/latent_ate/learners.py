@@ -68,8 +68,9 @@ def ridge_fit(x, y, w, lambdas: Sequence[float]):
     (centred at the weighted means; λ = 0 is OLS). Several: GCV(λ) = (RSS/N)/(1 − df/N)²
     with df = Σ_j s_j/(s_j + λ), N = Σ w, evaluated for the whole grid from one
     eigendecomposition of XᶜᵀWXᶜ (p × p), or of W^½XᶜXᶜᵀW^½ (n × n) when n < p; the
-    minimiser is used.
+    minimiser is used. λ = 0 alone (OLS) is the minimum-norm least-squares solution.
     """
+    ols = len(lambdas) == 1 and float(np.asarray(lambdas)[0]) == 0.0
     lambdas = jnp.asarray(lambdas, dtype=x.dtype)
     sw = jnp.maximum(w.sum(), 1.0)
     xm = (w[:, None] * x).sum(0) / sw
@@ -79,6 +80,11 @@ def ridge_fit(x, y, w, lambdas: Sequence[float]):
     yc = (y - ym) * sq
     gram = xc.T @ xc
     rhs = xc.T @ yc
+    if ols:
+        # λ = 0: the minimum-norm least-squares solution, defined also when XᶜᵀWXᶜ is
+        # singular (constant "dead" features): scikit-learn's LinearRegression
+        coef = jnp.linalg.lstsq(xc, yc)[0]
+        return coef, ym - xm @ coef, lambdas[0]
     if lambdas.shape[0] == 1:
         lam = lambdas[0]
         coef = jnp.linalg.solve(gram + lam * jnp.eye(x.shape[1], dtype=x.dtype), rhs)

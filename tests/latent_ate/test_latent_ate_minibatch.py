@@ -57,3 +57,16 @@ def test_minibatch_argument_and_config_errors_are_named():
     c.mlp.epochs = 0
     with pytest.raises(ConfigError, match=r"'mlp.epochs' = 0 is not allowed"):
         latent_ate.validate(c)
+
+
+def test_ols_with_a_dead_feature_is_the_minimum_norm_least_squares_fit():
+    """A constant column makes XᶜᵀXᶜ singular (the CNN's dead units): OLS stays finite and
+    equals numpy's minimum-norm lstsq on the centred data (the dead coefficient is 0)."""
+    rng = np.random.default_rng(2)
+    x = np.c_[rng.normal(size=(80, 3)), np.ones(80)].astype(np.float32)
+    y = (x[:, 0] - 2 * x[:, 2] + 0.1 * rng.normal(size=80)).astype(np.float32)
+    coef, b, _ = lrn.ridge_fit(jnp.asarray(x), jnp.asarray(y), jnp.ones(80), (0.0,))
+    xc, yc = x - x.mean(0), y - y.mean()
+    ref = np.linalg.lstsq(xc, yc, rcond=None)[0]
+    np.testing.assert_allclose(np.asarray(coef), ref, atol=1e-4)
+    assert abs(float(coef[3])) < 1e-5 and np.isfinite(float(b))
