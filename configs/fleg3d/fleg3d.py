@@ -25,10 +25,8 @@ Variants:
 The real-data variants read data/modelnet40_ply_hdf5_2048 and data/scanobjectnn/main_split
 unless --config.data.path / --config.data.cross_path say otherwise.
 """
-import ml_collections
-
-from lib.common.config import mesh_block, train_block, variant_config
-from lib.fleg3d.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+from lib.fleg3d.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper", "modelnet40", "modelnet_scanobjectnn")
 
@@ -55,61 +53,36 @@ QUICK_CLASSES = ("sphere", "cube", "cylinder", "cone", "torus", "table", "chair"
                  "bookshelf", "umbrella", "ladder", "pyramid", "sofa")   # session 3
 
 
-def _build(*, tag, classes, base, ways, shots, points, train_pc, test_pc, pool_pc, widths,
-           geo_widths, steps, per_class_batch, repeats, k, ft_steps, log_every=50,
-           checkpoint_every=500, source="procedural", path="", cross_path="", up_axis="z",
-           protocols=("same_domain", "cross_domain")):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.data = dict(source=source, path=path, cross_path=cross_path, up_axis=up_axis,
-                  cross_up_axis=up_axis, scanobjectnn_file="objectdataset",
-                  classes=tuple(classes), base_classes=base, ways=ways, shots=shots,
-                  num_points=points, train_per_class=train_pc, test_per_class=test_pc,
-                  pool_per_class=pool_pc, tilt_deg=10.0)
-    c.geometry = dict(k=k, bins=8, d2_bins=16, radial_bins=8)
-    c.shift = dict(crop_min=0.2, crop_max=0.45, density_strength=2.0, clutter_fraction=0.1,
-                   outlier_fraction=0.03, jitter=0.01)
-    c.text = dict(template="a point cloud of a {}.")
-    c.model = dict(widths=tuple(widths), geo_widths=tuple(geo_widths), temperature=0.1,
-                   proto_weight=1.0, calibrate=True)
-    c.loss = dict(align_weight=0.5)
-    c.optim = dict(lr=1e-3, warmup_steps=min(100, steps // 10))
-    c.per_class_batch = per_class_batch
-    c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.mesh = mesh_block()
-    c.variants = ("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d")
-    c.eval = dict(protocols=tuple(protocols), repeats=repeats,
-                  finetune_steps=ft_steps, finetune_lr=1e-3, plots=True)
-    return c
-
-
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="fleg3d_tiny", classes=("sphere", "cube", "table", "chair", "mug", "lamp"),
-            base=4, ways=2, shots=2, points=64, train_pc=6, test_pc=3, pool_pc=3,
-            widths=(16, 32), geo_widths=(32,), steps=30, per_class_batch=2, repeats=2, k=8,
-            ft_steps=3, log_every=10, checkpoint_every=30),
-        "quick": lambda: _build(
-            tag="fleg3d_quick", classes=QUICK_CLASSES, base=10, ways=5, shots=5, points=256,
-            train_pc=100, test_pc=30, pool_pc=20, widths=(32, 64, 128), geo_widths=(128, 128),
-            steps=600, per_class_batch=4, repeats=5, k=16, ft_steps=30),
-        "paper": lambda: _build(
-            tag="fleg3d_paper", classes=QUICK_CLASSES, base=10, ways=5, shots=5, points=1024,
-            train_pc=400, test_pc=100, pool_pc=50, widths=(64, 128, 256, 512),
-            geo_widths=(256, 256), steps=10000, per_class_batch=8, repeats=10, k=20,
-            ft_steps=50, checkpoint_every=1000),
-        "modelnet40": lambda: _build(
-            tag="fleg3d_modelnet40", classes=MODELNET40, base=20, ways=5, shots=5, points=1024,
-            train_pc=100, test_pc=100, pool_pc=100, widths=(32, 64, 128), geo_widths=(128, 128),
-            steps=600, per_class_batch=4, repeats=5, k=16, ft_steps=30, source="modelnet40",
-            path="data/modelnet40_ply_hdf5_2048", up_axis="y", protocols=("same_domain",)),
-        "modelnet_scanobjectnn": lambda: _build(
-            tag="fleg3d_modelnet_scanobjectnn", classes=MODELNET_NOT_IN_SCANOBJECTNN + SCANOBJECTNN,
-            base=26, ways=5, shots=5, points=1024, train_pc=100, test_pc=100, pool_pc=100,
-            widths=(32, 64, 128), geo_widths=(128, 128), steps=600, per_class_batch=4,
-            repeats=5, k=16, ft_steps=30, source="modelnet40",
-            path="data/modelnet40_ply_hdf5_2048", cross_path="data/scanobjectnn/main_split",
-            up_axis="y", protocols=("cross_domain",)),
+        "tiny": lambda: config(
+            {"tag": "fleg3d_tiny", "train.num_steps": 30, "train.log_every": 10,
+             "train.checkpoint_every": 30,
+             "data.classes": ("sphere", "cube", "table", "chair", "mug", "lamp"),
+             "data.base_classes": 4, "data.ways": 2, "data.shots": 2, "data.num_points": 64,
+             "data.train_per_class": 6, "data.test_per_class": 3, "data.pool_per_class": 3,
+             "geometry.k": 8, "model.widths": (16, 32), "model.geo_widths": (32,),
+             "optim.warmup_steps": 3, "per_class_batch": 2, "eval.repeats": 2,
+             "eval.finetune_steps": 3}),
+        "quick": lambda: config(
+            {"tag": "fleg3d_quick", "train.num_steps": 600, "data.classes": QUICK_CLASSES,
+             "data.num_points": 256, "data.test_per_class": 30, "data.pool_per_class": 20}),
+        "paper": lambda: config(
+            {"tag": "fleg3d_paper", "train.num_steps": 10_000, "train.checkpoint_every": 1000,
+             "data.classes": QUICK_CLASSES, "data.train_per_class": 400,
+             "data.pool_per_class": 50, "geometry.k": 20, "model.widths": (64, 128, 256, 512),
+             "model.geo_widths": (256, 256), "optim.warmup_steps": 100, "per_class_batch": 8,
+             "eval.repeats": 10, "eval.finetune_steps": 50}),
+        "modelnet40": lambda: config(
+            {"tag": "fleg3d_modelnet40", "train.num_steps": 600, "data.source": "modelnet40",
+             "data.path": "data/modelnet40_ply_hdf5_2048", "data.up_axis": "y",
+             "data.cross_up_axis": "y", "data.classes": MODELNET40, "data.base_classes": 20,
+             "eval.protocols": ("same_domain",)}),
+        "modelnet_scanobjectnn": lambda: config(
+            {"tag": "fleg3d_modelnet_scanobjectnn", "train.num_steps": 600,
+             "data.source": "modelnet40", "data.path": "data/modelnet40_ply_hdf5_2048",
+             "data.cross_path": "data/scanobjectnn/main_split", "data.up_axis": "y",
+             "data.cross_up_axis": "y",
+             "data.classes": MODELNET_NOT_IN_SCANOBJECTNN + SCANOBJECTNN,
+             "data.base_classes": 26, "eval.protocols": ("cross_domain",)}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What a 3D-FLEG experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/fleg3d file states only what
+differs, through `config(overrides)`.
 
 Blocks: `data` (where clouds come from: `source` procedural | modelnet40 | scanobjectnn
 with `path`, and for the cross-domain protocol on real data the ScanObjectNN directory
@@ -12,10 +14,13 @@ baselines), `eval` (protocols, repeats, fine-tuning baseline), plus `tag` and `s
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Rule, Str)
 from lib.fleg3d.shapes import CLASSES
 from lib.fleg3d.sources import KINDS, SCANOBJECTNN_STEMS
 
@@ -35,53 +40,62 @@ class ClassNames(Rule):
             self._fail(key, value, "a non-empty sequence of distinct non-empty class names")
 
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "data.source": Choice(SOURCES),
-    "data.path": Str(),
-    "data.cross_path": Str(),
-    "data.up_axis": Choice(("y", "z")),
-    "data.cross_up_axis": Choice(("y", "z")),
-    "data.scanobjectnn_file": Choice(SCANOBJECTNN_STEMS),
-    "data.classes": ClassNames(),
-    "data.base_classes": Int(lo=2),
-    "data.ways": Int(lo=1),
-    "data.shots": Int(lo=1),
-    "data.num_points": Int(lo=8, hi=8192),
-    "data.train_per_class": Int(lo=1),
-    "data.test_per_class": Int(lo=1),
-    "data.pool_per_class": Int(lo=1),
-    "data.tilt_deg": Float(lo=0.0, hi=90.0),
-    "geometry.k": Int(lo=3),
-    "geometry.bins": Int(lo=2, hi=64),
-    "geometry.d2_bins": Int(lo=2, hi=128),
-    "geometry.radial_bins": Int(lo=2, hi=64),
-    "shift.crop_min": Float(lo=0.0, hi=0.9),
-    "shift.crop_max": Float(lo=0.0, hi=0.9),
-    "shift.density_strength": Float(lo=0.0),
-    "shift.clutter_fraction": Float(lo=0.0, hi=0.5),
-    "shift.outlier_fraction": Float(lo=0.0, hi=0.5),
-    "shift.jitter": Float(lo=0.0, hi=0.2),
-    "text.template": Str(allow_empty=False),
-    "model.widths": Ints(lo=1),
-    "model.geo_widths": Ints(lo=1),
-    "model.temperature": Float(**_P),
-    "model.proto_weight": Float(lo=0.0),
-    "model.calibrate": Bool(),
-    "loss.align_weight": Float(lo=0.0),
-    "optim.lr": Float(**_P, hi=1.0),
-    "optim.warmup_steps": Int(lo=0),
-    "per_class_batch": Int(lo=1),
-    "variants": Names(TRAINED),
-    "eval.protocols": Names(PROTOCOLS),
-    "eval.repeats": Int(lo=1),
-    "eval.finetune_steps": Int(lo=1),
-    "eval.finetune_lr": Float(**_P, hi=1.0),
-    "eval.plots": Bool(),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=50, checkpoint_every=500),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "data.source": Key("procedural", Choice(SOURCES)),
+    "data.path": Key("", Str()),
+    "data.cross_path": Key("", Str()),
+    "data.up_axis": Key("z", Choice(("y", "z"))),
+    "data.cross_up_axis": Key("z", Choice(("y", "z"))),
+    "data.scanobjectnn_file": Key("objectdataset", Choice(SCANOBJECTNN_STEMS)),
+    "data.classes": Key(REQUIRED, ClassNames()),
+    "data.base_classes": Key(10, Int(lo=2)),
+    "data.ways": Key(5, Int(lo=1)),
+    "data.shots": Key(5, Int(lo=1)),
+    "data.num_points": Key(1024, Int(lo=8, hi=8192)),
+    "data.train_per_class": Key(100, Int(lo=1)),
+    "data.test_per_class": Key(100, Int(lo=1)),
+    "data.pool_per_class": Key(100, Int(lo=1)),
+    "data.tilt_deg": Key(10.0, Float(lo=0.0, hi=90.0)),
+    "geometry.k": Key(16, Int(lo=3)),
+    "geometry.bins": Key(8, Int(lo=2, hi=64)),
+    "geometry.d2_bins": Key(16, Int(lo=2, hi=128)),
+    "geometry.radial_bins": Key(8, Int(lo=2, hi=64)),
+    "shift.crop_min": Key(0.2, Float(lo=0.0, hi=0.9)),
+    "shift.crop_max": Key(0.45, Float(lo=0.0, hi=0.9)),
+    "shift.density_strength": Key(2.0, Float(lo=0.0)),
+    "shift.clutter_fraction": Key(0.1, Float(lo=0.0, hi=0.5)),
+    "shift.outlier_fraction": Key(0.03, Float(lo=0.0, hi=0.5)),
+    "shift.jitter": Key(0.01, Float(lo=0.0, hi=0.2)),
+    "text.template": Key("a point cloud of a {}.", Str(allow_empty=False)),
+    "model.widths": Key((32, 64, 128), Ints(lo=1)),
+    "model.geo_widths": Key((128, 128), Ints(lo=1)),
+    "model.temperature": Key(0.1, Float(**_P)),
+    "model.proto_weight": Key(1.0, Float(lo=0.0)),
+    "model.calibrate": Key(True, Bool()),
+    "loss.align_weight": Key(0.5, Float(lo=0.0)),
+    "optim.lr": Key(0.001, Float(**_P, hi=1.0)),
+    "optim.warmup_steps": Key(60, Int(lo=0)),
+    "per_class_batch": Key(4, Int(lo=1)),
+    "variants": Key(("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d"),
+                   Names(TRAINED)),
+    "eval.protocols": Key(("same_domain", "cross_domain"), Names(PROTOCOLS)),
+    "eval.repeats": Key(5, Int(lo=1)),
+    "eval.finetune_steps": Key(30, Int(lo=1)),
+    "eval.finetune_lr": Key(0.001, Float(**_P, hi=1.0)),
+    "eval.plots": Key(True, Bool()),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/fleg3d/config_schema.py")
 
 
 def _check_source(c: ml_collections.ConfigDict) -> None:
@@ -141,7 +155,8 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_source, _check_cross))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_source, _check_cross))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
