@@ -1,71 +1,99 @@
-"""What a dynamic_detr experiment config may hold, and the checks run before any compute."""
+"""What a dynamic_detr experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/dynamic_detr file states only what
+differs, through `config(overrides)`.
+"""
 from __future__ import annotations
+
+from typing import Any
 
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (Bool, Choice, ConfigError, Float, Floats, Int, Ints, Names, Optional,
-                               Rule, Str)
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Optional, Str)
 from lib.dynamic_detr.data import CLASSES
 from lib.dynamic_detr.spec import HOLISTIC, METHODS
 
 ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance",
              "no_unmerge", "no_aggregation")
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "data.image_size": Int(lo=16, hi=2048),
-    "data.num_classes": Int(lo=1, hi=len(CLASSES)),
-    "data.min_objects": Int(lo=1),
-    "data.max_objects": Int(lo=1, hi=100),
-    "data.min_scale": Float(lo=2.0),
-    "data.max_scale": Float(lo=2.0),
-    "data.batch_size": Int(lo=1),
-    "data.val_images": Int(lo=1),
-    "data.workers": Int(lo=0, hi=64),
-    "model.widths": Ints(lo=1),
-    "model.dim": Int(lo=4),
-    "model.heads": Int(lo=1),
-    "model.enc_layers": Int(lo=1, hi=12),
-    "model.dec_layers": Int(lo=1, hi=12),
-    "model.num_queries": Int(lo=1),
-    "loss.class": Float(lo=0.0),
-    "loss.l1": Float(lo=0.0),
-    "loss.giou": Float(lo=0.0),
-    "loss.obj": Float(lo=0.0),
-    "loss.cd": Float(lo=0.0),
-    "loss.matcher": Choice(("scipy", "jax")),
-    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.finetune_lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.weight_decay": Float(lo=0.0),
-    "optim.clip": Float(lo=0.0, lo_open=True),
-    "optim.warmup": Int(lo=0),
-    "optim.finetune_warmup": Int(lo=0),
-    "optim.schedule": Choice(("cosine", "constant")),
-    "run.time_budget_s": Optional(Float(lo=0.0, lo_open=True)),
-    "run.pretrain_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "run.eval_reserve_s": Float(lo=0.0),
-    "run.precompile": Bool(),
-    "run.compile_cache_dir": Optional(Str(allow_empty=False)),
-    "sparse.finetune_steps": Int(lo=1),
-    "sparse.methods": Names(tuple(m for m in METHODS if m != "dense")),
-    "sparse.budgets": Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True),
-    "sparse.ablations": Names(ABLATIONS, allow_empty=True),
-    "sparse.ablation_budget": Float(lo=0.0, hi=1.0, lo_open=True),
-    "sparse.cascade": Floats(lo=0.0, lo_open=True),
-    "sparse.focus_level_weights": Floats(lo=0.0, lo_open=True),
-    "sparse.fine_levels": Int(lo=0),
-    "sparse.temperature": Float(lo=0.0, lo_open=True),
-    "sparse.holistic": Choice(HOLISTIC),
-    "sparse.compare_holistic_kept": Bool(),
-    "eval.batch_size": Int(lo=1),
-    "eval.area_scale": Float(lo=0.0, lo_open=True),
-    "eval.throughput_batch": Int(lo=1),
-    "eval.throughput_repeats": Int(lo=1),
-    "eval.plots": Bool(),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=100, checkpoint_every=1000,
+                                        keep_checkpoints=2),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "data.image_size": Key(32, Int(lo=16, hi=2048)),
+    "data.num_classes": Key(4, Int(lo=1, hi=len(CLASSES))),
+    "data.min_objects": Key(1, Int(lo=1)),
+    "data.max_objects": Key(3, Int(lo=1, hi=100)),
+    "data.min_scale": Key(5, Float(lo=2.0)),
+    "data.max_scale": Key(16, Float(lo=2.0)),
+    "data.batch_size": Key(16, Int(lo=1)),
+    "data.val_images": Key(500, Int(lo=1)),
+    "data.workers": Key(0, Int(lo=0, hi=64)),
+    "model.widths": Key((16, 32, 48), Ints(lo=1)),
+    "model.dim": Key(48, Int(lo=4)),
+    "model.heads": Key(4, Int(lo=1)),
+    "model.enc_layers": Key(3, Int(lo=1, hi=12)),
+    "model.dec_layers": Key(3, Int(lo=1, hi=12)),
+    "model.num_queries": Key(16, Int(lo=1)),
+    "loss.class": Key(2.0, Float(lo=0.0)),
+    "loss.l1": Key(5.0, Float(lo=0.0)),
+    "loss.giou": Key(2.0, Float(lo=0.0)),
+    "loss.obj": Key(1.0, Float(lo=0.0)),
+    "loss.cd": Key(1.0, Float(lo=0.0)),
+    # matcher: "scipy" (host callback, lib.detection.matching.assign) or "jax" (in-graph,
+    # lib.detection.assignment.assign_jax: no callback, so the persistent compile cache works)
+    "loss.matcher": Key("scipy", Choice(("scipy", "jax"))),
+    "optim.lr": Key(1e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.finetune_lr": Key(2e-4, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.weight_decay": Key(1e-4, Float(lo=0.0)),
+    "optim.clip": Key(0.5, Float(lo=0.0, lo_open=True)),
+    "optim.warmup": Key(REQUIRED, Int(lo=0)),
+    "optim.finetune_warmup": Key(REQUIRED, Int(lo=0)),
+    "optim.schedule": Key("cosine", Choice(("cosine", "constant"))),
+    # wall-clock budget (None = off): pre-training stops at the next step after
+    # pretrain_fraction of it, each fine-tune after an equal share of what is left minus
+    # the expected evaluation time (eval_reserve_s before the first one is measured)
+    # precompile: compile every fine-tune's train step in a background thread during
+    # pre-training, into JAX's persistent cache (compile_cache_dir, default <workdir>/xla_cache),
+    # so a stage's own compile is a cache read (needs matcher "jax")
+    "run.time_budget_s": Key(None, Optional(Float(lo=0.0, lo_open=True))),
+    "run.pretrain_fraction": Key(0.4, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "run.eval_reserve_s": Key(20.0, Float(lo=0.0)),
+    "run.precompile": Key(False, Bool()),
+    "run.compile_cache_dir": Key(None, Optional(Str(allow_empty=False))),
+    "sparse.finetune_steps": Key(REQUIRED, Int(lo=1)),
+    "sparse.methods": Key(("topk", "focus", "dynamic"),
+                         Names(tuple(m for m in METHODS if m != "dense"))),
+    "sparse.budgets": Key((0.25, 0.5), Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True)),
+    "sparse.ablations": Key(("no_density", "no_proximal", "no_holistic", "no_rescore",
+                             "no_center_distance"), Names(ABLATIONS, allow_empty=True)),
+    "sparse.ablation_budget": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "sparse.cascade": Key((1.3, 1.0, 0.7), Floats(lo=0.0, lo_open=True)),
+    "sparse.focus_level_weights": Key((1.0, 1.5, 2.0), Floats(lo=0.0, lo_open=True)),
+    "sparse.fine_levels": Key(1, Int(lo=0)),
+    "sparse.temperature": Key(0.1, Float(lo=0.0, lo_open=True)),
+    # holistic aggregation of the coarse levels: "context" (dropped tokens pooled into one
+    # context slot per level) or "kept" (the earlier design: spread over the kept tokens);
+    # compare_holistic_kept adds a row with "kept" at ablation_budget
+    "sparse.holistic": Key("context", Choice(HOLISTIC)),
+    "sparse.compare_holistic_kept": Key(False, Bool()),
+    "eval.batch_size": Key(100, Int(lo=1)),
+    # (data.image_size / 256)²: scales COCO's small / medium / large area ranges
+    "eval.area_scale": Key((32 / 256) ** 2, Float(lo=0.0, lo_open=True)),
+    "eval.throughput_batch": Key(32, Int(lo=1)),
+    "eval.throughput_repeats": Key(5, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/dynamic_detr/config_schema.py")
 
 
 def _check_cross(c: ml_collections.ConfigDict) -> None:
@@ -114,7 +142,7 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
