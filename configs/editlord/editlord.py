@@ -34,80 +34,48 @@ Variants:
           no identifier abstraction (a pretrained LM copies names already, and reads them).
           Not run here.
 """
-import ml_collections
-
-from lib.common.config import mesh_block, train_block, variant_config
-from lib.editlord import library
-from lib.editlord.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+from lib.editlord.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper")
 
 
-def _build(*, tag, num_problems, max_rules, max_pairs, max_chars, run_tests, similarity,
-           min_support, variants, bpe_merges, batch, model, steps, lr, max_new_tokens,
-           max_test_pairs, perturbations, backend="offline", prompting=False,
-           base_url="", served_model="", log_every=50, checkpoint_every=500, warmup=100,
-           iterative_rounds=3, target_format="edit_script", rename_copies=0,
-           near_dup=0.8, corpus="none", corpus_subdir="", corpus_max_pairs=1,
-           corpus_pairs_per_unit=1, abstract_identifiers=False):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.data = dict(source="humaneval", user_pairs="", num_problems=num_problems,
-                  rules=tuple(r.name for r in library.LIBRARY), max_rules=max_rules,
-                  max_pairs_per_problem=max_pairs, max_chars=max_chars, test_fraction=0.25,
-                  run_tests=run_tests, near_dup_threshold=near_dup, corpus=corpus,
-                  corpus_subdir=corpus_subdir, corpus_max_pairs=corpus_max_pairs,
-                  corpus_pairs_per_unit=corpus_pairs_per_unit)
-    c.rules = dict(backend=backend, book="", similarity=similarity, tau=0.9, min_support=min_support,
-                   max_fraction=0.5, max_iters=10, reformat_every=100, max_rules_per_sample=9,
-                   recovery_purity=0.8, recovery_coverage=0.5)
-    c.served = dict(base_url=base_url, model=served_model, api_key_env="", cache_dir="",
-                    max_tokens=1024)
-    c.editor = dict(variants=tuple(variants), target_format=target_format,
-                    rename_copies=rename_copies, abstract_identifiers=abstract_identifiers,
-                    bpe_merges=bpe_merges, batch_size=batch,
-                    max_new_tokens=max_new_tokens, model=model,
-                    optim=dict(lr=lr, warmup_steps=warmup, weight_decay=0.01, grad_clip=1.0))
-    c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.eval = dict(max_test_pairs=max_test_pairs, perturbations=tuple(perturbations),
-                  prompting=prompting, iterative_rounds=iterative_rounds, plots=True)
-    c.mesh = mesh_block(data=1)
-    return c
-
-
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="tiny", num_problems=20, max_rules=1, max_pairs=2, max_chars=400,
-            run_tests=False, similarity="jaccard", min_support=1, variants=("base", "spec_rules"),
-            bpe_merges=20, batch=2, rename_copies=1, corpus="stdlib", abstract_identifiers=True,
-            corpus_subdir="collections", corpus_max_pairs=6,
-            model=dict(d_model=32, num_layers=1, num_heads=2, d_ff=64, max_len=512,
-                       dtype="float32"),
-            steps=3, lr=1e-3, max_new_tokens=24, max_test_pairs=2,
-            perturbations=("rename",), log_every=1, checkpoint_every=3, warmup=0),
-        "quick": lambda: _build(
-            tag="quick", num_problems=0, max_rules=3, max_pairs=12, max_chars=450,
-            run_tests=True, similarity="minilm", min_support=2,
-            variants=("base", "spec_rules"), bpe_merges=400, batch=8, rename_copies=4,
-            abstract_identifiers=True,
-            corpus="stdlib", corpus_max_pairs=3000, corpus_pairs_per_unit=2,
-            model=dict(d_model=96, num_layers=2, num_heads=4, d_ff=384, max_len=480,
-                       dtype="float32"),
-            steps=1200, lr=2e-3, max_new_tokens=270, max_test_pairs=80,
-            perturbations=("rename", "dead_code", "reorder"), log_every=25,
-            checkpoint_every=100),
-        "paper": lambda: _build(
-            tag="paper", num_problems=0, max_rules=4, max_pairs=20, max_chars=4000,
-            run_tests=True, similarity="minilm", min_support=3,
-            variants=("base", "spec", "rules", "spec_rules"), bpe_merges=8000, batch=32,
-            corpus="stdlib", corpus_max_pairs=100_000, corpus_pairs_per_unit=4,
-            model=dict(d_model=1024, num_layers=24, num_heads=16, d_ff=4096, max_len=2048,
-                       dtype="bfloat16"),
-            steps=20000, lr=3e-4, max_new_tokens=1024, max_test_pairs=10_000,
-            perturbations=("rename", "dead_code", "reorder"), backend="served",
-            prompting=True, base_url="http://localhost:8000/v1",
-            served_model="meta-llama/Llama-3.1-8B-Instruct", log_every=100,
-            checkpoint_every=1000, warmup=500),
+        "tiny": lambda: config(
+            {"tag": "tiny", "data.num_problems": 20, "data.max_rules": 1,
+             "data.max_pairs_per_problem": 2, "data.max_chars": 400, "data.run_tests": False,
+             "data.corpus_subdir": "collections", "data.corpus_max_pairs": 6,
+             "data.corpus_pairs_per_unit": 1, "rules.similarity": "jaccard",
+             "rules.min_support": 1, "editor.rename_copies": 1, "editor.bpe_merges": 20,
+             "editor.batch_size": 2, "editor.max_new_tokens": 24, "editor.model.d_model": 32,
+             "editor.model.num_layers": 1, "editor.model.num_heads": 2, "editor.model.d_ff": 64,
+             "editor.model.max_len": 512, "editor.optim.lr": 1e-3,
+             "editor.optim.warmup_steps": 0, "train.num_steps": 3, "train.log_every": 1,
+             "train.checkpoint_every": 3, "eval.max_test_pairs": 2,
+             "eval.perturbations": ("rename",)}),
+        "quick": lambda: config(
+            {"tag": "quick", "data.max_rules": 3, "data.max_pairs_per_problem": 12,
+             "data.max_chars": 450, "data.corpus_max_pairs": 3000,
+             "data.corpus_pairs_per_unit": 2, "rules.min_support": 2, "editor.rename_copies": 4,
+             "editor.bpe_merges": 400, "editor.batch_size": 8, "editor.max_new_tokens": 270,
+             "editor.model.d_model": 96, "editor.model.num_layers": 2,
+             "editor.model.num_heads": 4, "editor.model.d_ff": 384, "editor.model.max_len": 480,
+             "editor.optim.lr": 2e-3, "editor.optim.warmup_steps": 100, "train.num_steps": 1200,
+             "train.log_every": 25, "train.checkpoint_every": 100, "eval.max_test_pairs": 80}),
+        "paper": lambda: config(
+            {"tag": "paper", "data.max_rules": 4, "data.max_pairs_per_problem": 20,
+             "data.max_chars": 4000, "data.corpus_max_pairs": 100_000,
+             "data.corpus_pairs_per_unit": 4, "rules.backend": "served", "rules.min_support": 3,
+             "served.base_url": "http://localhost:8000/v1",
+             "served.model": "meta-llama/Llama-3.1-8B-Instruct",
+             "editor.variants": ("base", "spec", "rules", "spec_rules"),
+             "editor.rename_copies": 0, "editor.abstract_identifiers": False,
+             "editor.bpe_merges": 8000, "editor.batch_size": 32, "editor.max_new_tokens": 1024,
+             "editor.model.d_model": 1024, "editor.model.num_layers": 24,
+             "editor.model.num_heads": 16, "editor.model.d_ff": 4096,
+             "editor.model.max_len": 2048, "editor.model.dtype": "bfloat16",
+             "editor.optim.lr": 3e-4, "editor.optim.warmup_steps": 500,
+             "train.num_steps": 20_000, "train.log_every": 100, "train.checkpoint_every": 1000,
+             "eval.max_test_pairs": 10_000, "eval.prompting": True}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What an EditLord config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/editlord file states only what
+differs, through `config(overrides)`.
 
 Blocks: `data` (HumanEval pairs or the user's pairs), `rules` (rule learning, Algorithm
 1), `served` (an OpenAI-compatible endpoint for the served backend and the prompting /
@@ -7,76 +9,77 @@ iterative modes), `editor` (fine-tuned workspace LM: variants, tokenizer, model,
 """
 from __future__ import annotations
 
+from typing import Any
+
 import os
 
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (
-    MESH_SCHEMA,
-    TRAIN_SCHEMA,
-    Bool,
-    Choice,
-    ConfigError,
-    Float,
-    Int,
-    Names,
-    Rule,
-    Str,
-)
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Names, Str
 from lib.editlord import editor, learner, library, perturb
 from lib.lm import config_schema as lm_schema
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "data.source": Choice(("humaneval", "user")),
-    "data.user_pairs": Str(allow_empty=True),
-    "data.num_problems": Int(lo=0),
-    "data.rules": Names(tuple(library.BY_NAME)),
-    "data.max_rules": Int(lo=1, hi=4),
-    "data.max_pairs_per_problem": Int(lo=1),
-    "data.max_chars": Int(lo=50),
-    "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.run_tests": Bool(),
-    "data.near_dup_threshold": Float(lo=0.0, hi=1.0, lo_open=True),
-    "data.corpus": Choice(("none", "stdlib")),
-    "data.corpus_subdir": Str(allow_empty=True),
-    "data.corpus_max_pairs": Int(lo=1),
-    "data.corpus_pairs_per_unit": Int(lo=1),
-    "rules.backend": Choice(("offline", "served")),
-    "rules.book": Str(allow_empty=True),
-    "rules.similarity": Choice(("minilm", "jaccard")),
-    "rules.tau": Float(lo=0.0, hi=1.0),
-    "rules.min_support": Int(lo=1),
-    "rules.max_fraction": Float(lo=0.0, hi=1.0, lo_open=True),
-    "rules.max_iters": Int(lo=1),
-    "rules.reformat_every": Int(lo=0),
-    "rules.max_rules_per_sample": Int(lo=1, hi=learner.MAX_RULES_PER_SAMPLE),
-    "rules.recovery_purity": Float(lo=0.0, hi=1.0),
-    "rules.recovery_coverage": Float(lo=0.0, hi=1.0),
-    "served.base_url": Str(allow_empty=True),
-    "served.model": Str(allow_empty=True),
-    "served.api_key_env": Str(allow_empty=True),
-    "served.cache_dir": Str(allow_empty=True),
-    "served.max_tokens": Int(lo=16),
-    "editor.variants": Names(editor.VARIANTS, allow_empty=True),
-    "editor.target_format": Choice(editor.FORMATS),
-    "editor.rename_copies": Int(lo=0),
-    "editor.abstract_identifiers": Bool(),
-    "editor.bpe_merges": Int(lo=0),
-    "editor.batch_size": Int(lo=1),
-    "editor.max_new_tokens": Int(lo=8),
-    **lm_schema.model_rules("editor", min_len=32),
-    **lm_schema.optim_rules("editor"),
-    **TRAIN_SCHEMA,
-    "eval.max_test_pairs": Int(lo=1),
-    "eval.perturbations": Names(perturb.KINDS, allow_empty=True),
-    "eval.prompting": Bool(),
-    "eval.iterative_rounds": Int(lo=1),
-    "eval.plots": Bool(),
-    **MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "data.source": Key("humaneval", Choice(("humaneval", "user"))),
+    "data.user_pairs": Key("", Str(allow_empty=True)),
+    "data.num_problems": Key(0, Int(lo=0)),
+    "data.rules": Key(tuple(r.name for r in library.LIBRARY),
+                     Names(tuple(library.BY_NAME))),
+    "data.max_rules": Key(REQUIRED, Int(lo=1, hi=4)),
+    "data.max_pairs_per_problem": Key(REQUIRED, Int(lo=1)),
+    "data.max_chars": Key(REQUIRED, Int(lo=50)),
+    "data.test_fraction": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.run_tests": Key(True, Bool()),
+    "data.near_dup_threshold": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "data.corpus": Key("stdlib", Choice(("none", "stdlib"))),
+    "data.corpus_subdir": Key("", Str(allow_empty=True)),
+    "data.corpus_max_pairs": Key(REQUIRED, Int(lo=1)),
+    "data.corpus_pairs_per_unit": Key(REQUIRED, Int(lo=1)),
+    "rules.backend": Key("offline", Choice(("offline", "served"))),
+    "rules.book": Key("", Str(allow_empty=True)),
+    "rules.similarity": Key("minilm", Choice(("minilm", "jaccard"))),
+    "rules.tau": Key(0.9, Float(lo=0.0, hi=1.0)),
+    "rules.min_support": Key(REQUIRED, Int(lo=1)),
+    "rules.max_fraction": Key(0.5, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "rules.max_iters": Key(10, Int(lo=1)),
+    "rules.reformat_every": Key(100, Int(lo=0)),
+    "rules.max_rules_per_sample": Key(9, Int(lo=1, hi=learner.MAX_RULES_PER_SAMPLE)),
+    "rules.recovery_purity": Key(0.8, Float(lo=0.0, hi=1.0)),
+    "rules.recovery_coverage": Key(0.5, Float(lo=0.0, hi=1.0)),
+    "served.base_url": Key("", Str(allow_empty=True)),
+    "served.model": Key("", Str(allow_empty=True)),
+    "served.api_key_env": Key("", Str(allow_empty=True)),
+    "served.cache_dir": Key("", Str(allow_empty=True)),
+    "served.max_tokens": Key(1024, Int(lo=16)),
+    "editor.variants": Key(("base", "spec_rules"), Names(editor.VARIANTS, allow_empty=True)),
+    "editor.target_format": Key("edit_script", Choice(editor.FORMATS)),
+    "editor.rename_copies": Key(REQUIRED, Int(lo=0)),
+    "editor.abstract_identifiers": Key(True, Bool()),
+    "editor.bpe_merges": Key(REQUIRED, Int(lo=0)),
+    "editor.batch_size": Key(REQUIRED, Int(lo=1)),
+    "editor.max_new_tokens": Key(REQUIRED, Int(lo=8)),
+    **lm_schema.model_keys("editor", min_len=32),
+    **lm_schema.optim_keys("editor"),
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(REQUIRED, log_every=REQUIRED, checkpoint_every=REQUIRED),
+        config_lib.TRAIN_SCHEMA),
+    "eval.max_test_pairs": Key(REQUIRED, Int(lo=1)),
+    "eval.perturbations": Key(("rename", "dead_code", "reorder"),
+                             Names(perturb.KINDS, allow_empty=True)),
+    "eval.prompting": Key(False, Bool()),
+    "eval.iterative_rounds": Key(3, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(data=1), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/editlord/config_schema.py")
 
 
 def _check_cross(c: ml_collections.ConfigDict) -> None:
@@ -107,7 +110,7 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
