@@ -3,11 +3,14 @@
 `train_and_evaluate(config, workdir)` is the whole experiment; `main.py` only parses flags.
 
     config -> validate -> load every data set, scaled into Ω (before any training)
+    -> with data.val_fraction > 0: a stratified validation split of the training rows
     -> for each data set: replicas = (training fraction × seed), each with its own stratified
        subsample of the training rows; for model in (dsl, mlp):
          all replicas trained at once in the stage runs/<set>/<model>: one jitted step
          vmapped over replicas (checkpoints, resume, metrics.jsonl per run, per-fraction
-         loss/accuracy curves) -> test accuracy of every replica
+         loss/accuracy curves; with a validation split each replica keeps its
+         best-validation-loss params, checked every eval.val_every steps) -> test accuracy
+         of every replica (its selected params)
     -> 2-D toy (two moons): one DSL trained, its field lines, eigenfunctions and decision
        function plotted
     -> accuracy table, targets, plots -> results.json, results.md, plots/
@@ -30,7 +33,7 @@ from lib.common import guards, train_loop, workdir as wd
 from lib.common.stages import Stages
 from lib.dsl import config_schema, data as data_lib, report, toy
 from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, frac_label,
-                              make_plan, make_task, predict)
+                              make_plan, make_task, predict, selected_params)
 
 validate = config_schema.validate
 
@@ -38,16 +41,21 @@ validate = config_schema.validate
 def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, plan: Plan, kind: str) -> dict:
     """Train (or resume) every replica of one model on one data set; its summary
     (`guards.Preempted` on SIGTERM)."""
-    model = Model(kind, config, ds.dim, ds.num_classes)
     run_dir = stages.dir(f"{ds.name}/{kind}")
     batch = effective_batch(config.optim.batch_size, mesh.shape[mesh_lib.DATA])
-    seed = config.train.seed + 7919 * config.seed
-    task = make_task(model, ds, plan, config.optim[kind].lr, config.optim.weight_decay, batch,
-                     seed, config.optim.clip)
+    model, task, seed = run_task(config, ds, plan, kind, batch)
     loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), seed=seed)
     t0 = time.time()
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)
-    params = result.state["params"]
+    return summarise(config, model, ds, plan, result.state, result.step, batch,
+                     time.time() - t0)
+
+
+def summarise(config, model: Model, ds: data_lib.Dataset, plan: Plan, state: dict, step: int,
+              batch: int, train_s: float) -> dict:
+    """Test accuracy per fraction (mean, sd, per seed) of every replica's selected params,
+    sizes, steps, selected steps and (DSL) field-line statistics of one trained model."""
+    params = selected_params(state)
     logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
     acc = np.mean(np.argmax(logits, -1) == ds.y_test[None], axis=1)     # (R,)
     by_fraction = {}
@@ -57,24 +65,48 @@ def run_model(config, stages: Stages, mesh, ds: data_lib.Dataset, plan: Plan, ki
             "fraction": f, "n_train": int(plan.sizes[plan.group == g][0]),
             "acc": float(a.mean()), "acc_sd": float(a.std(ddof=1)) if a.size > 1 else 0.0,
             "acc_per_seed": a.tolist()}
-    summary = {"num_params": model.num_params, "steps": result.step, "batch": batch,
-               "train_s": time.time() - t0, "by_fraction": by_fraction}
-    if kind == "mlp":
+    summary = {"num_params": model.num_params, "steps": step, "batch": batch,
+               "train_s": train_s, "by_fraction": by_fraction}
+    if "best_step" in state:
+        best_step = np.asarray(state["best_step"])
+        summary["selected_step"] = float(best_step.mean())
+        summary["selected_step_per_replica"] = best_step.tolist()
+    if model.kind == "mlp":
         summary["width"] = model.width
     else:
         summary["lines"] = lines
-    logging.info("%s/%s: %s", ds.name, kind,
+    logging.info("%s/%s: %s", ds.name, model.kind,
                  {k: round(v["acc"], 4) for k, v in by_fraction.items()})
     return summary
+
+
+def load_datasets(config) -> list[data_lib.Dataset]:
+    """Every data set of the config scaled into Ω, with the validation split when
+    data.val_fraction > 0 (held-out training rows for selection)."""
+    m = config.model
+    datasets = [data_lib.load(name, config.data, domain=m.domain, radius=m.radius,
+                              seed=config.seed) for name in config.datasets]
+    if config.data.get("val_fraction", 0) > 0:
+        datasets = [data_lib.split_validation(ds, config.data.val_fraction, config.seed + 17)
+                    for ds in datasets]
+    return datasets
+
+
+def run_task(config, ds: data_lib.Dataset, plan: Plan, kind: str, batch: int):
+    """(model, task, seed) of one model's replicas, as `run_model` trains them."""
+    model = Model(kind, config, ds.dim, ds.num_classes)
+    seed = config.train.seed + 7919 * config.seed
+    task = make_task(model, ds, plan, config.optim[kind].lr, config.optim.weight_decay, batch,
+                     seed, config.optim.clip, val_every=config.eval.get("val_every", 0),
+                     num_steps=config.train.num_steps)
+    return model, task, seed
 
 
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     dsl_config(config.model).check()
     t0 = time.time()
-    m = config.model
-    datasets = [data_lib.load(name, config.data, domain=m.domain, radius=m.radius,
-                              seed=config.seed) for name in config.datasets]
+    datasets = load_datasets(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
@@ -85,8 +117,9 @@ def train_and_evaluate(config, workdir: str) -> dict:
         plan = make_plan(ds.y_train, config.data.fractions, config.data.num_seeds,
                          config.data.min_per_class, config.seed)
         entry = {"n_train": len(ds.x_train), "n_test": len(ds.x_test), "dim": ds.dim,
+                 "n_val": 0 if ds.x_val is None else len(ds.x_val),
                  "num_classes": ds.num_classes, "models": {}}
-        for kind in MODELS:
+        for kind in config.get("models", MODELS):
             guards.check_preempted(f"{ds.name}/{kind}")
             entry["models"][kind] = run_model(config, stages, mesh, ds, plan, kind)
         results["datasets"][ds.name] = entry

@@ -1,6 +1,7 @@
 """What a DSL experiment config may hold, and the checks run before any compute.
 
-Blocks: `datasets`, `data` (splits, low-data fractions, preprocessing, generator sizes),
+Blocks: `datasets`, `data` (splits — `val_fraction` > 0 holds out training rows for
+best-validation selection —, low-data fractions, preprocessing, generator sizes),
 `model` (the DSL approximator: modes, grid, networks, field-line tracing, solver options),
 `mlp` (the matched-parameter baseline), `optim`, `toy` (the 2-D field-line / eigenfunction
 demo), `eval`, plus the shared `train` and `mesh` blocks.
@@ -22,7 +23,9 @@ SCHEMA: dict[str, Rule] = {
     "tag": Str(allow_empty=False),
     "seed": Int(lo=0),
     "datasets": Names(tuple(d for d in DATASETS if d != "moons"), allow_empty=True),
+    "models": Names(("dsl", "mlp")),
     "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+    "data.val_fraction": Float(lo=0.0, hi=1.0, hi_open=True),
     "data.fractions": Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True),
     "data.num_seeds": Int(lo=1),
     "data.min_per_class": Int(lo=1),
@@ -70,6 +73,7 @@ SCHEMA: dict[str, Rule] = {
     "toy.num_lines": Int(lo=1),
     "eval.chunk": Int(lo=1),
     "eval.plots": Bool(),
+    "eval.val_every": Int(lo=0),
 }
 
 
@@ -91,6 +95,12 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
     if d.clip_radius < d.input_radius:
         raise ConfigError(f"config key 'data.clip_radius' = {d.clip_radius} must be >= "
                           f"'data.input_radius' = {d.input_radius}")
+    if d.val_fraction > 0 and config.eval.val_every == 0:
+        raise ConfigError(f"config key 'data.val_fraction' = {d.val_fraction} needs "
+                          "eval.val_every >= 1 (how often the validation loss is checked)")
+    if config.eval.val_every > config.train.num_steps:
+        raise ConfigError(f"config key 'eval.val_every' = {config.eval.val_every} exceeds "
+                          f"train.num_steps = {config.train.num_steps}")
     if not config.datasets and not config.toy.enabled:
         raise ConfigError("config key 'datasets' is empty and toy.enabled is False: nothing to run")
 

@@ -28,13 +28,16 @@ DATASETS = ("breast_cancer", "wine", "make_classification", "digits", "fashion_m
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:
-    """x_* (N, n) float32 inside Ω; y_* (N,) int32 in [0, num_classes)."""
+    """x_* (N, n) float32 inside Ω; y_* (N,) int32 in [0, num_classes); x_val/y_val
+    (`split_validation`) hold out training rows for model selection (None: no split)."""
     name: str
     x_train: np.ndarray
     y_train: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
     num_classes: int
+    x_val: np.ndarray | None = None
+    y_val: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
@@ -50,6 +53,20 @@ def stratified_split(y: np.ndarray, test_fraction: float, seed: int) -> tuple[np
             for c in np.unique(y)]
     test_idx = np.sort(np.concatenate(test))
     return np.setdiff1d(np.arange(len(y)), test_idx), test_idx
+
+
+def split_validation(ds: Dataset, fraction: float, seed: int) -> Dataset:
+    """The data set with a stratified `fraction` of its training rows moved to x_val/y_val
+    (round(fraction · n_c) rows of each class; the scaling into Ω stays the one fitted on
+    all training rows, so no test row is used). ValueError when a class would be left
+    without a training row."""
+    tr, va = stratified_split(ds.y_train, fraction, seed)
+    missing = np.setdiff1d(np.unique(ds.y_train), np.unique(ds.y_train[tr]))
+    if missing.size:
+        raise ValueError(f"data.val_fraction = {fraction} leaves class(es) "
+                         f"{missing.tolist()} of {ds.name!r} without training rows")
+    return dataclasses.replace(ds, x_train=ds.x_train[tr], y_train=ds.y_train[tr],
+                               x_val=ds.x_train[va], y_val=ds.y_train[va])
 
 
 def subsample(y: np.ndarray, fraction: float, seed: int, min_per_class: int = 1) -> np.ndarray:

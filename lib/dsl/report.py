@@ -30,10 +30,16 @@ def _acc(entry: dict, model: str, label: str) -> float:
     return entry["models"][model]["by_fraction"][label]["acc"]
 
 
+def _compared(results: dict) -> list[tuple[str, dict]]:
+    """(name, entry) of the data sets with both models (a `models` subset has none)."""
+    return [(k, e) for k, e in results["datasets"].items()
+            if {"dsl", "mlp"} <= set(e["models"])]
+
+
 def targets(results: dict) -> dict:
     """The two targets of the module docstring, with the numbers behind them."""
     full, low = {}, {}
-    for name, entry in results["datasets"].items():
+    for name, entry in _compared(results):
         fr = entry["models"]["dsl"]["by_fraction"]
         labels = {k: v["fraction"] for k, v in fr.items()}
         top = max(labels, key=labels.get)
@@ -59,7 +65,7 @@ def tables(results: dict) -> str:
     sizes and line statistics, the targets, and the toy."""
     lines = ["| data set (n_train, dim, classes) | fraction (rows) | DSL acc | MLP acc | "
              "DSL − MLP |", "|---|---|---|---|---|"]
-    for name, e in results["datasets"].items():
+    for name, e in _compared(results):
         head = f"{name} ({e['n_train']}, {e['dim']}, {e['num_classes']})"
         for label, d in ordered(e["models"]["dsl"]["by_fraction"]):
             mlp = e["models"]["mlp"]["by_fraction"][label]
@@ -68,16 +74,21 @@ def tables(results: dict) -> str:
                          f"{100 * mlp['acc']:.1f} ± {100 * mlp['acc_sd']:.1f} | "
                          f"{100 * (d['acc'] - mlp['acc']):+.1f} |")
             head = ""
+    selected = any("selected_step" in e["models"][k] for _, e in _compared(results)
+                   for k in ("dsl", "mlp"))
+    extra = " selected step DSL / MLP (mean) | validation rows |" if selected else ""
     lines += ["", "| data set | DSL params | MLP params (width) | seeds | steps | DSL train s | "
-              "MLP train s | mean line length | lines exiting Ω at both ends |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for name, e in results["datasets"].items():
+              "MLP train s | mean line length | lines exiting Ω at both ends |" + extra,
+              "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if selected else "")]
+    for name, e in _compared(results):
         d, m = e["models"]["dsl"], e["models"]["mlp"]
         seeds = len(next(iter(d["by_fraction"].values()))["acc_per_seed"])
+        sel = (f" {d.get('selected_step', 0):.0f} / {m.get('selected_step', 0):.0f} | "
+               f"{e.get('n_val', 0)} |" if selected else "")
         lines.append(f"| {name} | {d['num_params']} | {m['num_params']} ({m['width']}) | "
                      f"{seeds} | {d['steps']} | {d['train_s']:.0f} | {m['train_s']:.0f} | "
                      f"{cell(d['lines']['mean_length'], 3)} | "
-                     f"{100 * d['lines']['exited_share']:.0f} % |")
+                     f"{100 * d['lines']['exited_share']:.0f} % |" + sel)
     t = results.get("targets")
     if t and results["datasets"]:
         full = ", ".join(f"{k} {100 * v['dsl_minus_mlp']:+.1f}"
@@ -100,9 +111,16 @@ def tables(results: dict) -> str:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block: the tables and the run line (config tag, machine, wall minutes)."""
-    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
-            f"in {results['wall_s'] / 60:.0f} min (shared machine, several jobs at once).")
+    """The README block: the tables and the run line (config tag, selection, machine, wall
+    minutes)."""
+    select = ""
+    if config.get("data", {}).get("val_fraction", 0) > 0:
+        select = (f" (each replica's params selected at its best validation loss on "
+                  f"{100 * config['data']['val_fraction']:g} % of the training rows, checked "
+                  f"every {config['eval']['val_every']} steps)")
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`{select}; measured on "
+            f"{results['machine']} in {results['wall_s'] / 60:.0f} min (shared machine, "
+            f"several jobs at once).")
 
 
 def _metrics(path: str) -> list[dict]:

@@ -91,7 +91,8 @@ def frac_label(f: float) -> str:
 
 
 def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_decay: float,
-              batch: int, seed: int, clip: float = 0.0) -> train_loop.Task:
+              batch: int, seed: int, clip: float = 0.0, val_every: int = 0,
+              num_steps: int = 0) -> train_loop.Task:
     """A `train_loop.Task` training every replica of `plan` at once.
 
     State: {"params", "opt_state"} stacked over replicas (leading axis R), "step".
@@ -101,6 +102,14 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
     clipping each replica's gradient to global norm `clip` when clip > 0 (exit times have
     1/(∇g·ã) singularities where a line grazes ∂Ω; one such step can undo a trained model).
     Metrics: mean loss and batch accuracy per training fraction (loss_f5, acc_f5, ...).
+
+    Selection (with ds.x_val and val_every > 0; num_steps = the run's last step): after
+    every val_every-th update and after the last, each replica's validation loss (mean
+    cross-entropy on all of ds.x_val) is computed and a replica whose loss is below its best
+    so far gets its params copied into "best_params" (R-stacked), with "best_val" (R,) and
+    "best_step" (R,): per-replica best-on-validation selection (early stopping without
+    halting: the trajectory is unchanged). It lives in the jitted step and the state, so a
+    resumed run selects what an uninterrupted one does. `selected_params` reads it.
     """
     opt = optax.adamw(lr, weight_decay=weight_decay)
     if clip > 0:
@@ -109,8 +118,41 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
     onehot_groups = jnp.asarray(plan.group[None, :] == np.arange(len(plan.fractions))[:, None],
                                 jnp.float32)                      # (G, R)
 
+    select = ds.x_val is not None and len(ds.x_val) > 0 and val_every > 0
+    if select and num_steps < 1:
+        raise ValueError("validation selection needs the run's num_steps >= 1")
+
     def init_state(key):
-        return replicas.init_state(model.init, opt, jax.random.split(key, r))
+        state = replicas.init_state(model.init, opt, jax.random.split(key, r))
+        if select:
+            state.update(best_params=jax.tree.map(jnp.copy, state["params"]),
+                         best_val=jnp.full((r,), jnp.inf, jnp.float32),
+                         best_step=jnp.zeros((r,), jnp.int32))
+        return state
+
+    def val_loss_one(params):
+        logits = model.apply(params, jnp.asarray(ds.x_val))
+        return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(
+            logits, jnp.asarray(ds.y_val)))
+
+    def update_best(state, params):
+        def check(_):
+            val = jax.vmap(val_loss_one)(params)
+            better = val < state["best_val"]                   # NaN never wins
+
+            def pick(new, old):
+                return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+
+            return (jax.tree.map(pick, params, state["best_params"]),
+                    jnp.where(better, val, state["best_val"]),
+                    jnp.where(better, state["step"] + 1, state["best_step"]))
+
+        def keep(_):
+            return state["best_params"], state["best_val"], state["best_step"]
+
+        step = state["step"] + 1
+        best = jax.lax.cond((step % val_every == 0) | (step == num_steps), check, keep, None)
+        return dict(zip(("best_params", "best_val", "best_step"), best))
 
     def loss_one(params, x, y, w):
         logits = model.apply(params, x)
@@ -124,6 +166,8 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
     def train_step(state, batch_, key):
         del key
         new, loss, acc = update(state, batch_["x"], batch_["y"], batch_["w"])
+        if select:
+            new.update(update_best(state, new["params"]))
         per_group = onehot_groups / onehot_groups.sum(1, keepdims=True)
         metrics = {"loss": jnp.mean(loss)}
         for g, f in enumerate(plan.fractions):
@@ -144,6 +188,11 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
         return {"x": ds.x_train[idx][rows], "y": ds.y_train[idx][rows], "w": w[rows]}
 
     return train_loop.Task(init_state, train_step, batch_fn, batch)
+
+
+def selected_params(state: dict):
+    """Each replica's best-on-validation params when the run selected, else the last."""
+    return state["best_params"] if "best_params" in state else state["params"]
 
 
 def effective_batch(batch_size: int, data_shards: int) -> int:

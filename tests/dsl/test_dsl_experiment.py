@@ -8,8 +8,8 @@ import pytest
 
 from lib.common import mesh as mesh_lib, train_loop
 from lib.common.config import ConfigError, load_config
-from lib.dsl import data as data_lib, report
-from lib.dsl.training import Model, make_plan, make_task, predict
+from lib.dsl import config_schema, data as data_lib, report
+from lib.dsl.training import Model, make_plan, make_task, predict, selected_params
 
 CONFIG = "configs/dsl/dsl.py"
 
@@ -95,3 +95,55 @@ def test_targets_full_data_tolerance_and_low_data_majority():
     assert [t["low_data"]["per_dataset"][k]["ahead"] for k in "abc"] == [True, False, True]
     assert t["low_data"]["met"]                                   # 2 of 3 sets
     assert np.isclose(t["low_data"]["per_dataset"]["a"]["dsl_minus_mlp"], 0.075)
+
+
+def test_validation_split_is_stratified_and_disjoint_and_keeps_every_class():
+    y = np.repeat(np.arange(3), [40, 20, 10]).astype(np.int32)
+    x = np.arange(70, dtype=np.float32)[:, None] * np.ones((1, 2), np.float32)
+    ds = data_lib.Dataset("s", x, y, x[:5], y[:5], 3)
+    out = data_lib.split_validation(ds, 0.2, seed=0)
+    assert np.bincount(out.y_val, minlength=3).tolist() == [8, 4, 2]
+    assert len(out.x_train) == 56
+    assert not set(out.x_train[:, 0]) & set(out.x_val[:, 0])          # disjoint rows
+    assert set(out.x_train[:, 0]) | set(out.x_val[:, 0]) == set(x[:, 0])
+    tiny = data_lib.Dataset("t", x[:3], np.array([0, 1, 1], np.int32), x[:1], y[:1], 2)
+    with pytest.raises(ValueError, match=r"leaves class\(es\) \[0\] of 't' without"):
+        data_lib.split_validation(tiny, 0.6, seed=0)
+    with pytest.raises(ConfigError, match="'data.val_fraction' = 0.2 needs eval.val_every"):
+        config_schema.validate(_config(**{"data.val_fraction": 0.2}))
+
+
+def test_best_validation_selection_matches_an_independent_replay():
+    """Replay the jitted steps, recompute each replica's validation loss outside the step:
+    best_step / best_val / best_params are the argmin over the checked steps."""
+    import jax
+    import optax
+    cfg = _config()
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(80, 4)).astype(np.float32) * 0.3
+    y = (x[:, 0] + 0.3 * rng.normal(size=80) > 0).astype(np.int32)
+    ds = data_lib.split_validation(data_lib.Dataset("syn", x, y, x, y, 2), 0.25, seed=0)
+    plan = make_plan(ds.y_train, (0.25, 1.0), num_seeds=1, min_per_class=1, seed=0)
+    model = Model("mlp", cfg, 4, 2)
+    task = make_task(model, ds, plan, lr=5e-2, weight_decay=0.0, batch=16, seed=0, clip=1.0,
+                     val_every=4, num_steps=10)                       # checks at 4, 8, 10
+    state = jax.jit(task.init_state)(jax.random.key(0))
+    step = jax.jit(task.train_step)
+    best = [(np.inf, 0, None)] * plan.num
+    for s in range(10):
+        state, _ = step(state, task.batch_fn(s, slice(None)), jax.random.key(s))
+        if s + 1 in (4, 8, 10):
+            for r in range(plan.num):
+                p = jax.tree.map(lambda a: a[r], state["params"])
+                loss = float(np.mean(optax.softmax_cross_entropy_with_integer_labels(
+                    model.apply(p, ds.x_val), ds.y_val)))
+                if loss < best[r][0]:
+                    best[r] = (loss, s + 1, p)
+    np.testing.assert_array_equal(np.asarray(state["best_step"]), [b[1] for b in best])
+    np.testing.assert_allclose(np.asarray(state["best_val"]), [b[0] for b in best], rtol=1e-5)
+    for r in range(plan.num):
+        jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a)[r], b),
+                     state["best_params"], best[r][2])
+    assert selected_params(state) is state["best_params"]
+    plain = make_task(model, ds, plan, lr=5e-2, weight_decay=0.0, batch=16, seed=0)
+    assert "best_params" not in jax.jit(plain.init_state)(jax.random.key(0))
