@@ -106,7 +106,7 @@ def spp_part(config, scorers: Scorers) -> dict:
     """AUROC of every method on each univariate family, against the true Poisson model."""
     t0, sp, part = time.perf_counter(), config.spp, {}
     for fam in sp.families:
-        scen = scen_lib.make(fam, sp.t_max, sp.max_len)
+        scen = scen_lib.make(fam, sp.t_max, sp.max_len_hawkes if fam == "hawkes" else sp.max_len)
         part[fam] = auroc_sweep(config, scen, scorers.get(
             fam, scen_lib.standard_poisson_compensator, "true"), sp, "spp")
         logging.info("spp %s: %s", fam, part[fam]["summary"]["mean"])

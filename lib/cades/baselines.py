@@ -7,8 +7,14 @@ two-sided split-conformal p-values (`lib.cades.conformal`):
   ks_arrival      √N · sup |F_N(u) − u| of u_i = τ_i / V against U[0,1]
   ks_interevent   √(N+1) · KS of the N + 1 gaps against Exp(1) (via 1 − e^{−w})
   sss             sum of squared spacings (3S): Σ_i w_i² / V over the N + 1 gaps
+  chi2            Pearson χ² of the counts in 10 equal buckets of (0, V] against N/10 each
+                  (0 for an empty sequence); as in the official code, the window end V is
+                  counted in the last bucket (`count_end`)
+  q_plus, q_minus MultiAD-Q±: (Σ_i w_i² ± Σ_i w_i w_{i+1}) / V over the N + 1 gaps (adjacent
+                  pairs), i.e. 3S plus or minus the lag-1 spacing products
 
-(KS and 3S as in Shchur et al., 2021, `statistics.py`; an empty sequence has KS = 1.)
+(KS and 3S as in Shchur et al., 2021, `statistics.py`; χ² and Q± as in CADES's
+`anomaly_tpp/statistics.py`; an empty sequence has KS = 1.)
 """
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ import numpy as np
 from lib.cades import scores as sc
 from lib.tpp.rescale import Rescaled, concatenate_marks, gaps
 
-STATISTICS = ("kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss")
+STATISTICS = ("kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
+              "q_minus")
 
 
 def _ks_sorted(x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
@@ -50,10 +57,42 @@ def sss(r: Rescaled) -> jnp.ndarray:
     return jnp.where(m, w * w, 0.0).sum(-1) / r.V
 
 
+def chi_squared(r: Rescaled, num_buckets: int = 10, count_end: bool = True) -> jnp.ndarray:
+    """Pearson χ² (B,) of the bucket counts of τ_i / V in ((k−1)/K, k/K], k = 1..K, against
+    the expected N/K each: Σ_k (c_k − N/K)² / (N/K); 0 when N = 0. `count_end`: add the
+    window end V to the last bucket, as the official code does (its sequences end with V)."""
+    u = r.tau / r.V[:, None]
+    idx = jnp.clip(jnp.ceil(u * num_buckets).astype(jnp.int32) - 1, 0, num_buckets - 1)
+    counts = (jax.nn.one_hot(idx, num_buckets) * r.mask[..., None]).sum(1)     # (B, K)
+    if count_end:
+        counts = counts.at[:, -1].add(1.0)
+    n = r.mask.sum(-1).astype(counts.dtype)
+    expected = jnp.maximum(n, 1.0)[:, None] / num_buckets
+    stat = ((counts - expected) ** 2 / expected).sum(-1)
+    return jnp.where(n > 0, stat, 0.0)
+
+
+def _q_stat(r: Rescaled, sign: float) -> jnp.ndarray:
+    w, m = gaps(r)
+    w = jnp.where(m, w, 0.0)
+    return ((w * w).sum(-1) + sign * (w[:, :-1] * w[:, 1:]).sum(-1)) / r.V
+
+
+def q_plus(r: Rescaled) -> jnp.ndarray:
+    """MultiAD-Q+ (B,): (Σ_{i=0}^{N} w_i² + Σ_{i=0}^{N−1} w_i w_{i+1}) / V."""
+    return _q_stat(r, 1.0)
+
+
+def q_minus(r: Rescaled) -> jnp.ndarray:
+    """MultiAD-Q− (B,): (Σ_{i=0}^{N} w_i² − Σ_{i=0}^{N−1} w_i w_{i+1}) / V."""
+    return _q_stat(r, -1.0)
+
+
 def statistic_fns(names: Sequence[str], h_arr: float, h_int: float) -> dict[str, Callable]:
     """{name: Rescaled -> (B,)} for the named statistics (bandwidths for the KL scores)."""
     table = {"kl_arr": lambda r: sc.kl_arr(r, h_arr), "kl_int": lambda r: sc.kl_int(r, h_int),
-             "ks_arrival": ks_arrival, "ks_interevent": ks_interevent, "sss": sss}
+             "ks_arrival": ks_arrival, "ks_interevent": ks_interevent, "sss": sss,
+             "chi2": chi_squared, "q_plus": q_plus, "q_minus": q_minus}
     bad = [n for n in names if n not in table]
     if bad:
         raise ValueError(f"unknown statistic(s) {bad}; allowed: {list(STATISTICS)}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from lib.cades.scenarios import MULTIVARIATE, SPP_FAMILIES
+from lib.cades.scenarios import ALL_SPP_FAMILIES, MULTIVARIATE
 from lib.common import config as config_lib
 from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Names, Rule, Str
 
@@ -27,9 +27,10 @@ SCHEMA: dict[str, Rule] = {
     "tag": Str(allow_empty=False),
     "seed": Int(lo=0),
     "parts": Names(PARTS),
-    "spp.families": Names(SPP_FAMILIES),
+    "spp.families": Names(ALL_SPP_FAMILIES),
     "spp.t_max": Float(lo=0.0, lo_open=True),
     "spp.max_len": Int(lo=8),
+    "spp.max_len_hawkes": Int(lo=8),
     "spp.etas": Floats(0.0, 0.95, increasing=True),
     "spp.n_cal": Int(lo=10),
     "spp.n_test": Int(lo=10),
@@ -80,7 +81,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
         raise ConfigError(f"config key 'neural.batch_size' = {config.neural.batch_size!r} is not "
                           f"allowed; it must be <= multivariate.n_train = "
                           f"{config.multivariate.n_train}")
-    for name in ("spp.max_len", "multivariate.max_len"):
+    for name in ("spp.max_len", "spp.max_len_hawkes", "multivariate.max_len"):
         block, key = name.split(".")
         if config[block][key] % 8:
             raise ConfigError(f"config key '{name}' = {config[block][key]!r} is not allowed; "

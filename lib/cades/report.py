@@ -2,18 +2,24 @@
 `render` and the plots of a CADES run."""
 from __future__ import annotations
 
+import copy
 import os
+from typing import Sequence
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from lib.cades import official
 from lib.common import plotting
 
-METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss")
+METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
+           "q_minus")
 SINGLE = METHODS[1:]
+# the official code's baseline statistics (its experiments/spp.py plots these and CADES)
+BASELINES = ("ks_arrival", "ks_interevent", "sss", "chi2", "q_plus", "q_minus")
 LABELS = {"cades": "CADES", "kl_arr": "CADES-arr", "kl_int": "CADES-int",
-          "ks_arrival": "KS arr", "ks_interevent": "KS int", "sss": "3S",
-          "cades_conditional": "CADES (cond. ε)"}
+          "ks_arrival": "KS arr", "ks_interevent": "KS int", "sss": "3S", "chi2": "χ²",
+          "q_plus": "Q+", "q_minus": "Q−", "cades_conditional": "CADES (cond. ε)"}
 
 
 def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
@@ -24,22 +30,38 @@ def auroc(neg: np.ndarray, pos: np.ndarray) -> float:
     return float(roc_auc_score(labels, np.concatenate([neg, pos])))
 
 
-COMPARISONS = {"all": SINGLE, "cades_single": ("kl_arr", "kl_int")}
+COMPARISONS = {"all": SINGLE, "cades_single": ("kl_arr", "kl_int"), "baselines": BASELINES}
+
+
+def present(methods, have) -> tuple:
+    """The methods of `methods` that a run measured (runs before χ² and Q± lack them)."""
+    return tuple(m for m in methods if m in have)
+
+
+def comparisons(have) -> dict:
+    """{name: pool} of the comparisons a run supports: `all` (every single statistic it
+    measured), `cades_single`, and `baselines` (the official code's six) when all six are
+    there."""
+    out = {"all": present(SINGLE, have), "cades_single": COMPARISONS["cades_single"]}
+    if all(m in have for m in BASELINES):
+        out["baselines"] = BASELINES
+    return out
 
 
 def family_summary(res: dict, etas: np.ndarray) -> dict:
     """Family-level AUROC = mean over η > 0; CADES against the best single-statistic method.
 
-    res: {method: (seeds, etas)}. Two comparisons: against the best of all single
-    statistics (KS arrival, KS inter-event, 3S, CADES-arr, CADES-int) and against the best
-    CADES score used alone. The difference CADES − best is taken per seed; `met` when its
-    mean >= −2 SE over seeds ("at least the best baseline within noise").
+    res: {method: (seeds, etas)}. Comparisons (`comparisons`): against the best of all single
+    statistics measured (KS arrival, KS inter-event, 3S, [χ², Q+, Q−,] CADES-arr,
+    CADES-int), against the best CADES score used alone, and against the best of the
+    official code's baselines. The difference CADES − best is taken per seed; `met` when
+    its mean >= −2 SE over seeds ("at least the best baseline within noise").
     """
     pos = np.asarray(etas) > 0
     per_seed = {m: np.asarray(v)[:, pos].mean(1) for m, v in res.items()}
     mean = {m: float(v.mean()) for m, v in per_seed.items()}
     out = {"mean": mean}
-    for name, pool in COMPARISONS.items():
+    for name, pool in comparisons(res).items():
         best = max(pool, key=lambda m: mean[m])
         diff = per_seed["cades"] - per_seed[best]
         se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
@@ -84,7 +106,8 @@ def targets(results: dict) -> dict:
             "min_repetitions": min(r["repetitions"] for r in fpr.values())}
     fams = _families(results)
     if fams:
-        for name in COMPARISONS:
+        have = set.intersection(*(set(v["auroc"]) for v in fams.values()))
+        for name in comparisons(have):
             diffs = {k: v["summary"][name]["diff"] for k, v in fams.items()}
             avg = float(np.mean(list(diffs.values())))
             t[f"auroc_vs_best_{name}"] = {
@@ -92,10 +115,13 @@ def targets(results: dict) -> dict:
                 "missed": sorted(k for k, v in fams.items() if not v["summary"][name]["met"]),
                 "average_above": avg > 0, "mean_diff": avg}
         means = {m: float(np.mean([v["summary"]["mean"][m] for v in fams.values()]))
-                 for m in METHODS}
-        best = max(SINGLE, key=lambda m: means[m])
+                 for m in present(METHODS, have)}
+        best = max(present(SINGLE, have), key=lambda m: means[m])
         t["auroc_mean_over_families"] = {"means": means, "best_single": best,
                                          "met": means["cades"] > means[best]}
+        restated = official.targets(fams)
+        if restated is not None:
+            t["official_restated"] = restated
     return t
 
 
@@ -107,25 +133,30 @@ def tables(results: dict) -> str:
     parts = []
     fams = _families(results)
     if fams:
-        head = ("| scenario | " + " | ".join(LABELS[m] for m in METHODS) +
+        have = set.intersection(*(set(v["auroc"]) for v in fams.values()))
+        ms = present(METHODS, have)
+        head = ("| scenario | " + " | ".join(LABELS[m] for m in ms) +
                 " | best single (all) | CADES − best (± SE) | best CADES score alone | "
                 "CADES − it (± SE) |")
-        rows = [head, "|" + "---|" * (len(METHODS) + 5)]
+        rows = [head, "|" + "---|" * (len(ms) + 5)]
         for name, r in fams.items():
             s = r["summary"]
             cells = [("**" + _f(s["mean"][m]) + "**") if m == "cades" else _f(s["mean"][m])
-                     for m in METHODS]
+                     for m in ms]
             extra = []
-            for comp in COMPARISONS:
+            for comp in ("all", "cades_single"):
                 c = s[comp]
                 extra += [LABELS[c["best"]], f"{c['diff']:+.3f} ± {c['diff_se']:.3f}"
                           + ("" if c["met"] else " ✗")]
             rows.append(f"| {name} | " + " | ".join(cells + extra) + " |")
         parts.append("AUROC (mean over η > 0 and seeds; AUROC of −p with two-sided conformal "
                      "p-values; ✗: CADES more than 2 SE below)\n\n" + "\n".join(rows))
+        if "official_restated" in results.get("targets", {}):
+            parts.append(official.table(results["targets"]["official_restated"], LABELS))
     fpr = results["parts"].get("fpr", {}).get("settings", {})
     if fpr:
-        ms = ("cades", "cades_conditional") + SINGLE
+        ms = present(("cades", "cades_conditional") + SINGLE,
+                     set.intersection(*(set(r["methods"]) for r in fpr.values())))
         rows = ["| setting/model | α | " + " | ".join(LABELS[m] for m in ms) + " | ε (cond.) |",
                 "|" + "---|" * (len(ms) + 3)]
         for name, r in fpr.items():
@@ -148,8 +179,12 @@ def tables(results: dict) -> str:
         lines.append(f"- FPR <= α + 3 SE everywhere: **{'MET' if x['met'] else 'MISSED'}** (worst: "
                      f"{w['setting']} {LABELS[w['method']]} α = {w['alpha']}: {w['fpr']:.4f}, "
                      f"{w['excess_in_se']:+.2f} SE from α)")
-    for name, words in (("all", "best single statistic (KS arr, KS int, 3S, CADES-arr, "
-                                 "CADES-int)"), ("cades_single", "best CADES score alone")):
+    have = set.intersection(*(set(v["auroc"]) for v in fams.values())) if fams else set()
+    listed = ", ".join(LABELS[m] for m in present(BASELINES, have) + ("kl_arr", "kl_int"))
+    for name, words in (("all", f"best single statistic ({listed})"),
+                        ("cades_single", "best CADES score alone"),
+                        ("baselines", "best of the official code's baselines (KS arr, KS int, "
+                                      "3S, χ², Q+, Q−)")):
         x = t.get(f"auroc_vs_best_{name}")
         if x is None:
             continue
@@ -159,6 +194,11 @@ def tables(results: dict) -> str:
         lines.append(f"- CADES above the per-family {words} on average: "
                      f"**{'MET' if x['average_above'] else 'MISSED'}** (mean difference "
                      f"{x['mean_diff']:+.4f})")
+    if "official_restated" in t:
+        x = t["official_restated"]
+        lines.append(f"- Re-stated per-family target (CADES against the official baselines as "
+                     f"in the official code's own plots): **{'MET' if x['met'] else 'MISSED'}**"
+                     + (f" (missed: {', '.join(x['missed'])})" if x["missed"] else ""))
     if "auroc_mean_over_families" in t:
         x = t["auroc_mean_over_families"]
         lines.append(f"- CADES's AUROC averaged over all families above every single method's "
@@ -168,6 +208,26 @@ def tables(results: dict) -> str:
     if lines:
         parts.append("Targets\n\n" + "\n".join(lines))
     return "\n\n".join(parts)
+
+
+def merge(results: dict, more: Sequence[dict], order: Sequence[str] = ()) -> dict:
+    """`results` with the SPP families of the runs `more` added (e.g. families run in
+    parallel processes), families listed in `order` first and in that order; wall times
+    add up (process time, not elapsed). A family in two runs is an error."""
+    out = copy.deepcopy(results)
+    spp = out["parts"].setdefault("spp", {"families": {}, "wall_s": 0.0})
+    for r in more:
+        part = r["parts"].get("spp", {"families": {}, "wall_s": 0.0})
+        twice = sorted(set(part["families"]) & set(spp["families"]))
+        if twice:
+            raise ValueError(f"SPP families {twice} are in more than one of the merged runs")
+        spp["families"].update(copy.deepcopy(part["families"]))
+        spp["wall_s"] += part["wall_s"]
+        out["wall_s"] += r["wall_s"]
+    rank = {name: i for i, name in enumerate(order)}
+    spp["families"] = dict(sorted(spp["families"].items(),
+                                  key=lambda kv: rank.get(kv[0], len(rank))))
+    return out
 
 
 def render(results: dict, config: dict) -> str:
@@ -184,7 +244,8 @@ def write_plots(plot_dir: str, results: dict) -> list[str]:
     paths = []
     for name, r in _families(results).items():
         etas = r["etas"]
-        series = {LABELS[m]: (etas, np.asarray(r["auroc"][m]).mean(0)) for m in METHODS}
+        series = {LABELS[m]: (etas, np.asarray(r["auroc"][m]).mean(0))
+                  for m in present(METHODS, r["auroc"])}
         paths.append(plotting.line_plot(
             os.path.join(plot_dir, f"auroc_{name.replace('/', '_')}.png"), series,
             xlabel="detectability η", ylabel="AUROC (mean over seeds)", hline=0.5,

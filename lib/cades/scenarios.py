@@ -13,6 +13,15 @@ anomalous. SPP families (ID: Poisson rate 1 on [0, T]):
   self_correcting   λ(t) = exp(μt − αN(t)), μ = α = η + 1e-5
   uniform           gaps (1 − η) E + η, E ~ Exp(1) (mean 1; η = 1: regular spacing)
 
+The official code's versions of two families (`Zh-Shuai/CADES`, `simulate/uniform.py` and
+`simulate/poisson.py`), used by its published plots:
+
+  uniform_official        deterministic comb: events at k(1 + 2η), k = 1, 2, ..., strictly
+                          inside (0, T) (not Poisson even at η = 0)
+  inhomogeneous_official  λ(t) = clip(1 + 2η sin(2πt/50), 0, 2) (its thinning proposes at
+                          rate 2, so the intensity is capped at 2; equal to `inhomogeneous`
+                          for η <= 0.5)
+
 Multivariate (T = 100, β = 1): server_* is a 3-mark Hawkes with μ = (3, 0, 0) and
 α_{1,0} = α_{2,0} = 1 (mark 0 triggers 1 and 2); after the failure time T − 50η the
 sequence restarts from a process without the edge 0→2 (stop), and also with α_{1,0} = 2
@@ -33,15 +42,21 @@ from lib.tpp.events import Events, compact
 
 SPP_FAMILIES = ("increasing_rate", "decreasing_rate", "inhomogeneous", "stopping", "renewal_up",
                 "renewal_down", "hawkes", "self_correcting", "uniform")
+ALL_SPP_FAMILIES = SPP_FAMILIES + ("inhomogeneous_official", "uniform_official")
+# the nine families of the official experiments/spp.py, in its order
+OFFICIAL_SPP_FAMILIES = ("increasing_rate", "decreasing_rate", "inhomogeneous_official",
+                         "renewal_up", "renewal_down", "hawkes", "self_correcting", "stopping",
+                         "uniform_official")
 MULTIVARIATE = ("server_stop", "server_overload", "latency")
-SCENARIOS = SPP_FAMILIES + MULTIVARIATE
+SCENARIOS = ALL_SPP_FAMILIES + MULTIVARIATE
 
 # (h_arr, h_int) hard-coded per scenario in CADES's experiments/*.py (see the notes).
 PAPER_BANDWIDTHS = {
     "increasing_rate": (0.005, 1.0), "decreasing_rate": (0.005, 1.0),
     "inhomogeneous": (0.1, 1.0), "renewal_up": (0.05, 1.0), "renewal_down": (0.1, 0.5),
     "hawkes": (0.1, 1.0), "self_correcting": (0.1, 0.5), "stopping": (0.05, 1.0),
-    "uniform": (0.1, 0.1), "server_stop": (0.01, 0.01), "server_overload": (0.01, 0.01),
+    "uniform": (0.1, 0.1), "inhomogeneous_official": (0.1, 1.0), "uniform_official": (0.1, 0.1),
+    "server_stop": (0.01, 0.01), "server_overload": (0.01, 0.01),
     "latency": (0.5, 0.5),
 }
 
@@ -80,6 +95,65 @@ class Scenario:
                              f"{self.name} OOD (eta = {eta})")
 
 
+def inhomogeneous_intensity(t, eta, cap=None):
+    """λ(t) = 1 + 2η sin(2πt/50), clipped below at 0 and, with `cap`, above at `cap`
+    (the official family: cap = 2). t: any shape -> same shape."""
+    lam = jnp.maximum(1.0 + 2 * eta * jnp.sin(2 * jnp.pi * t / 50.0), 0.0)
+    return lam if cap is None else jnp.minimum(lam, cap)
+
+
+def comb(eta, t_max: float, max_len: int):
+    """The official "uniform" sequence: events at k(1 + 2η) for k = 1, 2, ... while < t_max
+    -> (Events row, complete). Deterministic; complete: every such event fit in max_len."""
+    step = 1.0 + 2.0 * eta
+    k = jnp.arange(1, max_len + 2, dtype=jnp.float32)
+    times = k * step
+    keep = times < t_max
+    row = Events(jnp.where(keep, times, t_max)[:max_len], jnp.zeros(max_len, jnp.int32),
+                 keep[:max_len], jnp.float32(t_max))
+    return row, ~keep[max_len]
+
+
+def hawkes_ogata(key, params, t_max: float, max_len: int, max_proposals: int | None = None):
+    """Ogata thinning for an exponential-kernel Hawkes process -> (Events row, complete).
+
+    The same draws as `lib.tpp.hawkes.simulate` (one key per proposal, split in three the
+    same way: exponential gap, uniform acceptance, Gumbel mark noise), so the same key
+    gives the same sequence. But all draws are made up front in one vectorised call, the
+    scan carries only the state and emits each proposal and its accept flag, and the
+    events are packed once at the end (`compact`): no (max_len,) buffer is rewritten at
+    every step. P = max_proposals (default 3 max_len + 50). complete: the proposals passed
+    t_max and at most max_len events were accepted.
+    """
+    mu, alpha, beta = (jnp.asarray(params[k], jnp.float32) for k in ("mu", "alpha", "beta"))
+    K = mu.shape[0]
+    max_proposals = max_proposals or 3 * max_len + 50
+    keys = jax.vmap(lambda k: jax.random.split(k, 3))(jax.random.split(key, max_proposals))
+    gap = jax.vmap(jax.random.exponential)(keys[:, 0])
+    unif = jax.vmap(jax.random.uniform)(keys[:, 1])
+    gumbel = jax.vmap(lambda k: jax.random.gumbel(k, (K,)))(keys[:, 2])
+
+    def step(carry, x):
+        t, R, count, done = carry
+        e, u, g = x
+        bound = jnp.sum(mu + jnp.sum(alpha * beta * R, axis=1))
+        s = t + e / bound
+        R_s = R * jnp.exp(-beta * (s - t))
+        lam_s = mu + jnp.sum(alpha * beta * R_s, axis=1)
+        accept = u * bound < lam_s.sum()
+        m = jnp.argmax(jnp.log(jnp.maximum(lam_s, 1e-30)) + g)   # categorical ∝ lam_s
+        in_window = s <= t_max
+        take = accept & in_window & ~done
+        R_new = jnp.where(done, R, R_s + jnp.where(take, jax.nn.one_hot(m, K), 0.0)[None, :])
+        carry = (jnp.where(done, t, s), R_new, count + take, done | ~in_window)
+        return carry, (s, m.astype(jnp.int32), take)
+
+    init = (jnp.float32(0.0), jnp.zeros((K, K)), jnp.int32(0), jnp.bool_(False))
+    (_, _, count, done), (s, m, take) = jax.lax.scan(step, init, (gap, unif, gumbel))
+    ev = compact(s[None], m[None], take[None], jnp.asarray([t_max], jnp.float32), max_len)
+    return Events(ev.times[0], ev.marks[0], ev.mask[0], ev.t_max[0]), done & (count <= max_len)
+
+
 def _spp(name: str, t_max: float, max_len: int) -> Scenario:
     L = max_len
     pois = lambda key, rate: sim.homogeneous_poisson(key, rate, t_max, L)
@@ -90,8 +164,13 @@ def _spp(name: str, t_max: float, max_len: int) -> Scenario:
         if name == "decreasing_rate":
             return pois(key, 1.0 - 0.5 * eta)
         if name == "inhomogeneous":
-            lam = lambda t: jnp.maximum(1.0 + 2 * eta * jnp.sin(2 * jnp.pi * t / 50.0), 0.0)[None]
+            lam = lambda t: inhomogeneous_intensity(t, eta)[None]
             return sim.thinning(key, lam, 1.0 + 2 * eta, t_max, L, 3 * L)
+        if name == "inhomogeneous_official":
+            lam = lambda t: inhomogeneous_intensity(t, eta, cap=2.0)[None]
+            return sim.thinning(key, lam, 2.0, t_max, L, 3 * L)
+        if name == "uniform_official":
+            return comb(eta, t_max, L)
         if name == "stopping":
             row, ok = pois(key, 1.0)
             keep = row.mask & (row.times <= t_max * (1.0 - 0.3 * eta))
@@ -104,7 +183,7 @@ def _spp(name: str, t_max: float, max_len: int) -> Scenario:
         if name == "hawkes":
             p = {"mu": jnp.array([1.0 - eta]), "alpha": jnp.array([[eta]]),
                  "beta": jnp.ones((1, 1))}
-            return hawkes.simulate(key, p, t_max, L)
+            return hawkes_ogata(key, p, t_max, L)
         if name == "self_correcting":
             return sim.self_correcting(key, eta + 1e-5, eta + 1e-5, t_max, L)
         if name == "uniform":
@@ -164,7 +243,7 @@ def _latency(t_max: float, max_len: int, rate: float = 3.0) -> Scenario:
 
 def make(name: str, t_max: float, max_len: int) -> Scenario:
     """The scenario `name` on [0, t_max] with `max_len` event slots."""
-    if name in SPP_FAMILIES:
+    if name in ALL_SPP_FAMILIES:
         return _spp(name, t_max, max_len)
     if name in ("server_stop", "server_overload"):
         return _server(name, t_max, max_len)
