@@ -1,4 +1,6 @@
 """What a JETTS experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/jetts file states only what
+differs, through `config(overrides)`.
 
 Blocks:
   tag, seed, domains (subset of DOMAINS)
@@ -29,11 +31,13 @@ Blocks:
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (MESH_SCHEMA, Bool, Choice, ConfigError, Float, Floats, Int,
-                               Names, Rule, Str)
+from lib.common.config import (
+    REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Key, Names, Str)
 from lib.jetts import judges, protocols, reward_models
 from lib.lm import config_schema as lm_schema
 
@@ -41,75 +45,91 @@ DOMAINS = ("arithmetic", "humaneval", "instructions")
 SOURCES = ("local", "served")
 
 
-def _train(prefix: str) -> dict[str, Rule]:
-    return {f"{prefix}.train.{k}": r for k, r in {
-        "num_steps": Int(lo=1), "log_every": Int(lo=1), "checkpoint_every": Int(lo=1),
-        "keep_checkpoints": Int(lo=1), "seed": Int(lo=0)}.items()}
+def _train(prefix: str, **defaults) -> dict[str, Key]:
+    """Keys of the `train` block of the model under `prefix` (steps, logging and checkpoint
+    cadence `REQUIRED` unless given in `defaults`)."""
+    rules = {"num_steps": Int(lo=1), "log_every": Int(lo=1), "checkpoint_every": Int(lo=1),
+             "keep_checkpoints": Int(lo=1), "seed": Int(lo=0)}
+    defaults = {"keep_checkpoints": 3, "seed": 0} | defaults
+    return {f"{prefix}.train.{k}": Key(defaults.get(k, REQUIRED), r) for k, r in rules.items()}
 
 
-def _served(prefix: str) -> dict[str, Rule]:
-    return {f"{prefix}.served.base_url": Str(), f"{prefix}.served.model": Str(),
-            f"{prefix}.served.cache_dir": Str(), f"{prefix}.served.api_key_env": Str()}
+def _served(prefix: str) -> dict[str, Key]:
+    """Keys of the `served` block (an OpenAI-compatible endpoint) under `prefix`; empty: none."""
+    return {f"{prefix}.served.{k}": Key("", Str())
+            for k in ("base_url", "model", "cache_dir", "api_key_env")}
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "domains": Names(DOMAINS),
-    "arithmetic.digits": Int(lo=1, hi=16),
-    "arithmetic.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "arithmetic.num_queries": Int(lo=1),
-    "arithmetic.num_tree_queries": Int(lo=1),
-    "arithmetic.instruction": Bool(),
-    "generator.source": Choice(SOURCES),
-    "generator.num_train": Int(lo=1),
-    "generator.refine_fraction": Float(lo=0.0, hi=1.0),
-    "generator.batch_size": Int(lo=1),
-    **lm_schema.model_rules("generator", min_len=16), **lm_schema.optim_rules("generator"), **_train("generator"), **_served("generator"),
-    "judge_lm.source": Choice(SOURCES),
-    "judge_lm.fmt": Choice(tuple(judges.FORMATS)),
-    "judge_lm.max_tokens": Int(lo=1),
-    "judge_lm.num_train": Int(lo=1),
-    "judge_lm.init_from_generator": Bool(),
-    "judge_lm.batch_size": Int(lo=1),
-    **lm_schema.model_rules("judge_lm", min_len=16), **lm_schema.optim_rules("judge_lm"), **_train("judge_lm"), **_served("judge_lm"),
-    "reward.kinds": Names(reward_models.KINDS),
-    "reward.num_train_queries": Int(lo=1),
-    "reward.samples_per_query": Int(lo=1),
-    "reward.synthetic": Bool(),
-    "reward.logprob_feature": Bool(),
-    "reward.aggregation": Choice(reward_models.AGGREGATIONS),
-    "reward.batch_size": Int(lo=1),
-    **lm_schema.optim_rules("reward"), **_train("reward"),
-    "pools.num_sampled": Int(lo=0),
-    "pools.temperature": Float(lo=0.0),
-    "pools.top_p": Float(lo=0.0, hi=1.0, lo_open=True),
-    "pools.max_tokens": Int(lo=1),
-    "tree.n": Int(lo=1),
-    "tree.m": Int(lo=1),
-    "tree.step_max_tokens": Int(lo=1),
-    "simulated.accuracies": Floats(lo=0.0, hi=1.0),
-    "simulated.position_bias": Float(lo=0.0, hi=1.0),
-    "simulated.length_bias": Float(lo=0.0, hi=1.0),
-    "simulated.tie_rate": Float(lo=0.0, hi=1.0),
-    "simulated.malformed_rate": Float(lo=0.0, hi=1.0),
-    "protocols.rerank_methods": Names(protocols.RERANK_METHODS),
-    "protocols.beam_methods": Names(protocols.RANKING_METHODS),
-    "protocols.lookahead": Bool(),
-    "protocols.refine_queries": Int(lo=0),
-    "protocols.refine_iterations": Int(lo=1),
-    "humaneval.num_problems": Int(lo=1, hi=164),
-    "humaneval.pool_size": Int(lo=2),
-    "humaneval.tree_problems": Int(lo=0, hi=164),
-    "humaneval.tree_depth": Int(lo=1),
-    "humaneval.tree_keep": Float(lo=0.0, hi=1.0),
-    "instructions.num_queries": Int(lo=1),
-    "instructions.pool_size": Int(lo=2),
-    "eval.num_bootstrap": Int(lo=10),
-    "eval.plots": Bool(),
-    "eval.max_truncation_rate": Float(lo=0.0, hi=1.0),
-    **MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "domains": Key(("arithmetic", "humaneval", "instructions"), Names(DOMAINS)),
+    "arithmetic.digits": Key(REQUIRED, Int(lo=1, hi=16)),
+    "arithmetic.test_fraction": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "arithmetic.num_queries": Key(REQUIRED, Int(lo=1)),
+    "arithmetic.num_tree_queries": Key(REQUIRED, Int(lo=1)),
+    "arithmetic.instruction": Key(False, Bool()),
+    "generator.source": Key("local", Choice(SOURCES)),
+    "generator.num_train": Key(REQUIRED, Int(lo=1)),
+    "generator.refine_fraction": Key(0.3, Float(lo=0.0, hi=1.0)),
+    "generator.batch_size": Key(REQUIRED, Int(lo=1)),
+    **lm_schema.model_keys("generator", min_len=16, num_heads=2),
+    **lm_schema.optim_keys("generator"), **_train("generator"), **_served("generator"),
+    "judge_lm.source": Key("local", Choice(SOURCES)),
+    "judge_lm.fmt": Key("compact", Choice(tuple(judges.FORMATS))),
+    "judge_lm.max_tokens": Key(REQUIRED, Int(lo=1)),
+    "judge_lm.num_train": Key(REQUIRED, Int(lo=1)),
+    "judge_lm.init_from_generator": Key(False, Bool()),
+    "judge_lm.batch_size": Key(REQUIRED, Int(lo=1)),
+    **lm_schema.model_keys("judge_lm", min_len=16, num_heads=2),
+    **lm_schema.optim_keys("judge_lm"), **_train("judge_lm", log_every=1),
+    **_served("judge_lm"),
+    "reward.kinds": Key(("orm", "prm"), Names(reward_models.KINDS)),
+    "reward.num_train_queries": Key(REQUIRED, Int(lo=1)),
+    "reward.samples_per_query": Key(REQUIRED, Int(lo=1)),
+    "reward.synthetic": Key(True, Bool()),
+    "reward.logprob_feature": Key(True, Bool()),
+    "reward.aggregation": Key("min", Choice(reward_models.AGGREGATIONS)),
+    "reward.batch_size": Key(REQUIRED, Int(lo=1)),
+    **lm_schema.optim_keys("reward", lr=1e-3, warmup_steps=10, weight_decay=0.0),
+    **_train("reward"),
+    "pools.num_sampled": Key(9, Int(lo=0)),
+    "pools.temperature": Key(1.0, Float(lo=0.0)),
+    "pools.top_p": Key(0.95, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "pools.max_tokens": Key(REQUIRED, Int(lo=1)),
+    "tree.n": Key(REQUIRED, Int(lo=1)),
+    "tree.m": Key(2, Int(lo=1)),
+    "tree.step_max_tokens": Key(16, Int(lo=1)),
+    "simulated.accuracies": Key((0.6, 0.75, 0.9), Floats(lo=0.0, hi=1.0)),
+    "simulated.position_bias": Key(0.3, Float(lo=0.0, hi=1.0)),
+    "simulated.length_bias": Key(0.0, Float(lo=0.0, hi=1.0)),
+    "simulated.tie_rate": Key(0.05, Float(lo=0.0, hi=1.0)),
+    "simulated.malformed_rate": Key(0.05, Float(lo=0.0, hi=1.0)),
+    "protocols.rerank_methods": Key(("likert", "additive", "round_robin", "knockout"),
+                                   Names(protocols.RERANK_METHODS)),
+    "protocols.beam_methods": Key(("likert", "additive", "round_robin"),
+                                 Names(protocols.RANKING_METHODS)),
+    "protocols.lookahead": Key(True, Bool()),
+    "protocols.refine_queries": Key(REQUIRED, Int(lo=0)),
+    "protocols.refine_iterations": Key(2, Int(lo=1)),
+    "humaneval.num_problems": Key(REQUIRED, Int(lo=1, hi=164)),
+    "humaneval.pool_size": Key(REQUIRED, Int(lo=2)),
+    "humaneval.tree_problems": Key(REQUIRED, Int(lo=0, hi=164)),
+    "humaneval.tree_depth": Key(REQUIRED, Int(lo=1)),
+    "humaneval.tree_keep": Key(0.6, Float(lo=0.0, hi=1.0)),
+    "instructions.num_queries": Key(REQUIRED, Int(lo=1)),
+    "instructions.pool_size": Key(10, Int(lo=2)),
+    "eval.num_bootstrap": Key(REQUIRED, Int(lo=10)),
+    "eval.plots": Key(True, Bool()),
+    "eval.max_truncation_rate": Key(0.02, Float(lo=0.0, hi=1.0)),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/jetts/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -155,7 +175,7 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS), checks=(_check_cross,))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
