@@ -97,10 +97,11 @@ def tables(results: dict) -> str:
                         for k, v in t["low_data"]["per_dataset"].items())
         lines += ["", f"- Full data, DSL within 1 point of the MLP on every set: "
                       f"**{'MET' if t['full_data']['met'] else 'MISSED'}** (DSL − MLP, points: "
-                      f"{full}).",
-                  f"- Low data (fractions ≤ {100 * LOW_DATA_MAX:g} %), DSL ahead on most sets: "
-                  f"**{'MET' if t['low_data']['met'] else 'MISSED'}** (mean DSL − MLP, points: "
-                  f"{low})."]
+                      f"{full})."]
+        if t["low_data"]["per_dataset"]:          # no line when no low-data fraction ran
+            lines.append(f"- Low data (fractions ≤ {100 * LOW_DATA_MAX:g} %), DSL ahead on most "
+                         f"sets: **{'MET' if t['low_data']['met'] else 'MISSED'}** (mean DSL − "
+                         f"MLP, points: {low}).")
     toy = results.get("toy")
     if toy:
         lines += ["", f"- 2-D toy (two moons, {toy['n_train']} training points, "
