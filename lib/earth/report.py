@@ -85,7 +85,8 @@ def dataset_table(name: str, models: dict, horizons: list) -> str:
 
 def model_trained(r: dict) -> bool:
     """Whether a results entry comes from trained copies (persistence has no seed spread)."""
-    return any(v.get("rmse_std", 0.0) > 0 for v in r["test"].values()) or "selection" in r
+    return "selection" in r or any(v.get("rmse_std", 0.0) > 1e-9 * max(abs(v["rmse"]), 1.0)
+                                   for v in r["test"].values())   # float noise is not a spread
 
 
 def epignn_table(results: dict) -> str:
@@ -147,8 +148,9 @@ def render(results: dict, config: dict) -> str:
     elif results["targets"]:
         parts.append("Targets:\n\n" + targets_table(results))
     sel = config.get("select", {})
-    budget = (f"best-validation epoch of at most {sel['max_epochs']} epochs, patience "
-              f"{sel['patience']}" if sel.get("enabled") else f"{results['num_steps']} steps")
+    budget = (f"models {', '.join(config['models'])}; best-validation epoch of at most "
+              f"{sel['max_epochs']} epochs, patience {sel['patience']}" if sel.get("enabled")
+              else f"{results['num_steps']} steps")
     parts.append(f"Config `{config['tag']}` ({budget}, {results['num_seeds']} "
                  f"seed(s) per horizon; run {done}); measured on {results['machine']} in "
                  f"{results['wall_s']:.0f} s. Datasets: "

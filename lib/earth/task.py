@@ -118,7 +118,7 @@ def make_task(forecaster, prep: data_lib.Prepared, config) -> train_loop.Task:
         st = replicas.init_state(lambda k: forecaster.init(k, x_example), opt, keys)
         if select:
             c = len(cps)
-            st.update(best_params=st["params"], best_val=jnp.full((c,), jnp.inf, jnp.float32),
+            st.update(best_params=jax.tree.map(jnp.copy, st["params"]), best_val=jnp.full((c,), jnp.inf, jnp.float32),
                       best_step=jnp.zeros((c,), jnp.int32), bad=jnp.zeros((c,), jnp.int32),
                       val_x=jnp.asarray(val_x), val_y=jnp.asarray(val_y))
         return st
