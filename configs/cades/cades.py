@@ -84,7 +84,7 @@ def get_config(arg=None):
         "official": lambda: _build(
             tag="cades_official", parts=("spp",), families=OFFICIAL_SPP_FAMILIES,
             spp_etas=tuple(round(0.05 * i, 2) for i in range(20)), spp_n_cal=1000,
-            spp_n_test=1000, spp_seeds=3, spp_max_len=512, spp_max_len_hawkes=2048,
+            spp_n_test=1000, spp_seeds=3, spp_max_len=512, spp_max_len_hawkes=3072,
             scenarios=MULTIVARIATE, mv_etas=(0.0, 0.5, 1.0), n_train=100, mv_n_cal=200,
             mv_n_test=100, mv_seeds=3, mv_max_len=512, hawkes_steps=200, neural_steps=200,
             hidden=16, batch_size=16, fpr_settings=("spp",), fpr_n_cal=400, fpr_n_test=100,
