@@ -1,6 +1,6 @@
 r"""Uniform random episodes in the multi-goal environment: how often a warm-up reaches a goal.
 
-    python experiments/maxentdp/random_walks.py --episodes=20000 \
+    python tools/maxentdp_random_walks.py --episodes=20000 \
         --out=workdirs/maxentdp/random_walks.json
 
 Measures (lib/maxentdp/multigoal.py) the fraction of `episodes` uniform random episodes
