@@ -107,23 +107,8 @@ def make_task(model, name: str, ds: data_lib.Dataset, weights: np.ndarray, confi
         return jnp.mean(pointwise_loss(out, jnp.asarray(ds.y_val), classification))
 
     def update_best(state, params):
-        def check(_):
-            val = jax.vmap(val_loss_one, in_axes=(0, 1))(params, jnp.asarray(weights))
-            better = val < state["best_val"]                  # NaN never wins
-
-            def pick(new, old):
-                return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
-
-            return (jax.tree.map(pick, params, state["best_params"]),
-                    jnp.where(better, val, state["best_val"]),
-                    jnp.where(better, state["step"] + 1, state["best_step"]))
-
-        def keep(_):
-            return state["best_params"], state["best_val"], state["best_step"]
-
-        step = state["step"] + 1
-        best = jax.lax.cond((step % every == 0) | (step == last), check, keep, None)
-        return dict(zip(("best_params", "best_val", "best_step"), best))
+        val_losses = lambda p: jax.vmap(val_loss_one, in_axes=(0, 1))(p, jnp.asarray(weights))
+        return replicas_lib.update_best(state, params, val_losses, every=every, last=last)
 
     update = replicas_lib.update(loss_one, opt,
                                  batch_axes=(1, 1, 1) if per_replica else (None, None, 1))

@@ -53,3 +53,32 @@ def update(loss_fn: Callable, optimizer: optax.GradientTransformation, *,
         return (new, *value) if has_aux else (new, value)
 
     return step
+
+
+def update_best(state: dict, params: Any, val_losses: Callable[[Any], jax.Array], *,
+                every: int, last: int) -> dict:
+    """Per-replica best-validation selection, inside the jitted step.
+
+    `state` holds `step` (before this update), `best_params` (stacked like `params`),
+    `best_val` (R,) and `best_step` (R,). Every `every` steps and at step `last`,
+    `val_losses(params)` (R,) is computed and each replica whose loss is below its best
+    (NaN never wins) keeps `params` and the step; otherwise nothing is evaluated.
+    Returns the new {best_params, best_val, best_step}.
+    """
+    def check(_):
+        val = val_losses(params)
+        better = val < state["best_val"]
+
+        def pick(new, old):
+            return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+
+        return (jax.tree.map(pick, params, state["best_params"]),
+                jnp.where(better, val, state["best_val"]),
+                jnp.where(better, state["step"] + 1, state["best_step"]))
+
+    def keep(_):
+        return state["best_params"], state["best_val"], state["best_step"]
+
+    step = state["step"] + 1
+    best = jax.lax.cond((step % every == 0) | (step == last), check, keep, None)
+    return dict(zip(("best_params", "best_val", "best_step"), best))

@@ -136,23 +136,8 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
             logits, jnp.asarray(ds.y_val)))
 
     def update_best(state, params):
-        def check(_):
-            val = jax.vmap(val_loss_one)(params)
-            better = val < state["best_val"]                   # NaN never wins
-
-            def pick(new, old):
-                return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
-
-            return (jax.tree.map(pick, params, state["best_params"]),
-                    jnp.where(better, val, state["best_val"]),
-                    jnp.where(better, state["step"] + 1, state["best_step"]))
-
-        def keep(_):
-            return state["best_params"], state["best_val"], state["best_step"]
-
-        step = state["step"] + 1
-        best = jax.lax.cond((step % val_every == 0) | (step == num_steps), check, keep, None)
-        return dict(zip(("best_params", "best_val", "best_step"), best))
+        return replicas.update_best(state, params, jax.vmap(val_loss_one),
+                                    every=val_every, last=num_steps)
 
     def loss_one(params, x, y, w):
         logits = model.apply(params, x)
