@@ -11,7 +11,7 @@ import pytest
 from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
 PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl", "kar_peak", "cl_similarity",
-          "adam_abc", "fleg3d", "dynamic_detr", "editlord", "jetts", "swe_gym"]
+          "adam_abc", "fleg3d", "dynamic_detr", "editlord", "jetts", "swe_gym", "latent_ate"]
 
 
 def _variants(paper):
