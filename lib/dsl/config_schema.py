@@ -1,4 +1,6 @@
 """What a DSL experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/dsl file states only what
+differs, through `config(overrides)`.
 
 Blocks: `datasets`, `data` (splits — `val_fraction` > 0 holds out training rows for
 best-validation selection —, low-data fractions, preprocessing, generator sizes),
@@ -8,73 +10,86 @@ demo), `eval`, plus the shared `train` and `mesh` blocks.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import (MESH_SCHEMA, TRAIN_SCHEMA, Bool, Choice, ConfigError, Float,
-                               Floats, Int, Ints, Names, Rule, Str)
+from lib.common.config import (MESH_SCHEMA, REQUIRED, TRAIN_SCHEMA, Bool, Choice, ConfigError,
+                               Float, Floats, Int, Ints, Key, Names, Str)
 from lib.dsl import field_lines, sturm_liouville
 from lib.dsl.data import DATASETS
 from lib.dsl.model import AMPLITUDES
 from lib.nn.mlp import ACTIVATIONS
 
-SCHEMA: dict[str, Rule] = {
-    **TRAIN_SCHEMA, **MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "datasets": Names(tuple(d for d in DATASETS if d != "moons"), allow_empty=True),
-    "models": Names(("dsl", "mlp")),
-    "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.val_fraction": Float(lo=0.0, hi=1.0, hi_open=True),
-    "data.fractions": Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True),
-    "data.num_seeds": Int(lo=1),
-    "data.min_per_class": Int(lo=1),
-    "data.input_radius": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.clip_radius": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.fashion_path": Str(allow_empty=False),
-    "data.fashion_pca": Int(lo=0),
-    "data.fashion_train": Int(lo=10),
-    "data.fashion_test": Int(lo=10),
-    "data.mc_samples": Int(lo=20),
-    "data.mc_features": Int(lo=2),
-    "data.mc_informative": Int(lo=1),
-    "data.mc_redundant": Int(lo=0),
-    "data.mc_classes": Int(lo=2),
-    "data.mc_class_sep": Float(lo=0.0, lo_open=True),
-    "data.moons_samples": Int(lo=20),
-    "data.moons_noise": Float(lo=0.0),
-    "model.num_modes": Int(lo=1),
-    "model.num_nodes": Int(lo=3),
-    "model.field_widths": Ints(lo=1),
-    "model.coef_widths": Ints(lo=1),
-    "model.amp_widths": Ints(lo=1),
-    "model.activation": Choice(tuple(ACTIVATIONS)),
-    "model.amplitude": Choice(AMPLITUDES),
-    "model.mass": Choice(sturm_liouville.MASS_KINDS),
-    "model.grad": Choice(("implicit", "spectral")),
-    "model.p_min": Float(lo=0.0, lo_open=True),
-    "model.w_min": Float(lo=0.0, lo_open=True),
-    "model.domain": Choice(field_lines.DOMAINS),
-    "model.radius": Float(lo=0.0, lo_open=True),
-    "model.t_max": Float(lo=0.0, lo_open=True),
-    "model.ode_steps": Int(lo=1),
-    "model.solver": Choice(tuple(field_lines.SOLVERS)),
-    "model.normalize": Bool(),
-    "mlp.depth": Int(lo=1),
-    "mlp.activation": Choice(tuple(ACTIVATIONS)),
-    "optim.dsl.lr": Float(lo=0.0, lo_open=True),
-    "optim.mlp.lr": Float(lo=0.0, lo_open=True),
-    "optim.weight_decay": Float(lo=0.0),
-    "optim.clip": Float(lo=0.0),
-    "optim.batch_size": Int(lo=1),
-    "toy.enabled": Bool(),
-    "toy.num_steps": Int(lo=1),
-    "toy.grid": Int(lo=4),
-    "toy.num_lines": Int(lo=1),
-    "eval.chunk": Int(lo=1),
-    "eval.plots": Bool(),
-    "eval.val_every": Int(lo=0),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(500, log_every=20, checkpoint_every=200), TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "datasets": Key(("wine", "breast_cancer", "make_classification", "digits"),
+                    Names(tuple(d for d in DATASETS if d != "moons"), allow_empty=True)),
+    # a subset trains one model alone (no comparison table)
+    "models": Key(("dsl", "mlp"), Names(("dsl", "mlp"))),
+    "data.test_fraction": Key(0.3, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.val_fraction": Key(0.0, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "data.fractions": Key((0.05, 0.1, 0.25, 1.0),
+                          Floats(lo=0.0, hi=1.0, lo_open=True, increasing=True)),
+    "data.num_seeds": Key(2, Int(lo=1)),
+    "data.min_per_class": Key(2, Int(lo=1)),
+    "data.input_radius": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.clip_radius": Key(0.95, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.fashion_path": Key("/usr/share/datasets/fashion-mnist", Str(allow_empty=False)),
+    "data.fashion_pca": Key(32, Int(lo=0)),
+    "data.fashion_train": Key(3000, Int(lo=10)),
+    "data.fashion_test": Key(1000, Int(lo=10)),
+    "data.mc_samples": Key(1000, Int(lo=20)),
+    "data.mc_features": Key(40, Int(lo=2)),
+    "data.mc_informative": Key(10, Int(lo=1)),
+    "data.mc_redundant": Key(10, Int(lo=0)),
+    "data.mc_classes": Key(3, Int(lo=2)),
+    "data.mc_class_sep": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "data.moons_samples": Key(400, Int(lo=20)),
+    "data.moons_noise": Key(0.15, Float(lo=0.0)),
+    "model.num_modes": Key(10, Int(lo=1)),
+    "model.num_nodes": Key(24, Int(lo=3)),
+    "model.field_widths": Key((32,), Ints(lo=1)),
+    "model.coef_widths": Key((32,), Ints(lo=1)),
+    "model.amp_widths": Key((32,), Ints(lo=1)),
+    "model.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "model.amplitude": Key("entry_slope", Choice(AMPLITUDES)),
+    "model.mass": Key("lumped", Choice(sturm_liouville.MASS_KINDS)),
+    "model.grad": Key("spectral", Choice(("implicit", "spectral"))),
+    "model.p_min": Key(0.05, Float(lo=0.0, lo_open=True)),
+    "model.w_min": Key(0.05, Float(lo=0.0, lo_open=True)),
+    "model.domain": Key("ball", Choice(field_lines.DOMAINS)),
+    "model.radius": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "model.t_max": Key(2.5, Float(lo=0.0, lo_open=True)),
+    "model.ode_steps": Key(6, Int(lo=1)),
+    "model.solver": Key("heun", Choice(tuple(field_lines.SOLVERS))),
+    "model.normalize": Key(True, Bool()),
+    "mlp.depth": Key(2, Int(lo=1)),
+    "mlp.activation": Key("relu", Choice(tuple(ACTIVATIONS))),
+    "optim.dsl.lr": Key(1e-3, Float(lo=0.0, lo_open=True)),
+    "optim.mlp.lr": Key(1e-3, Float(lo=0.0, lo_open=True)),
+    "optim.weight_decay": Key(1e-4, Float(lo=0.0)),
+    "optim.clip": Key(1.0, Float(lo=0.0)),
+    "optim.batch_size": Key(32, Int(lo=1)),
+    "toy.enabled": Key(True, Bool()),
+    "toy.num_steps": Key(400, Int(lo=1)),
+    "toy.grid": Key(40, Int(lo=4)),
+    "toy.num_lines": Key(12, Int(lo=1)),
+    "eval.chunk": Key(256, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
+    "eval.val_every": Key(0, Int(lo=0)),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/dsl/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -107,4 +122,5 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_cross,))
