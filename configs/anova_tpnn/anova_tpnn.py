@@ -24,75 +24,36 @@ Splits: 20% test, then 12.5% of the rest for validation (≈ 70/10/20, the offic
 The EBM comparison (on in quick and paper) needs `pip install interpret-core`; switch it
 off with --config.ebm.enabled=False.
 """
-import ml_collections
-
-from lib.common.config import mesh_block, train_block, variant_config
-from lib.anova_tpnn.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.anova_tpnn.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
+from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper", "official")
 
 OFFICIAL_EPOCHS = 100.0
-ALL_DATASETS = ("synth_reg", "synth_clf", "diabetes", "breast_cancer", "madelon")
-
-
-def _build(*, tag, datasets, steps, batch, replicas, num_units, synth_n, breast_features,
-           madelon_n, madelon_features, madelon_redundant, nam_hidden, nbm_hidden, nbm_bases,
-           mlp_hidden, ebm_enabled, ebm_replicas, val_every, log_every=50,
-           checkpoint_every=500, epochs=0.0, val_every_epochs=0.0, batch_order="shared",
-           purify_grid=31):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.datasets = tuple(datasets)
-    c.models = ("tpnn", "nam", "nbm", "mlp")
-    c.batch_size = batch
-    c.epochs = epochs
-    c.data = dict(test_fraction=0.2, val_fraction=0.125, synth_n=synth_n, synth_noise=0.5,
-                  breast_features=breast_features, madelon_n=madelon_n,
-                  madelon_features=madelon_features, madelon_informative=5,
-                  madelon_redundant=madelon_redundant)
-    c.model = dict(max_order=2, num_units=num_units, nam_hidden=tuple(nam_hidden),
-                   nbm_hidden=tuple(nbm_hidden), nbm_bases=nbm_bases,
-                   mlp_hidden=tuple(mlp_hidden))
-    c.optim = dict(tpnn=dict(lr=1e-2), nam=dict(lr=3e-3), nbm=dict(lr=3e-3), mlp=dict(lr=1e-3),
-                   b1=0.95, b2=0.998, output_penalty=0.0)
-    c.replicas = dict(num=replicas, modes=("seed", "resample"), resample_fraction=0.8,
-                      batch_order=batch_order)
-    c.ebm = dict(enabled=ebm_enabled, num_replicas=ebm_replicas, interactions=10, outer_bags=8)
-    c.eval = dict(plots=True, chunk=512, plot_components=4, val_every=val_every,
-                  val_every_epochs=val_every_epochs, purify_grid=purify_grid)
-    c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.mesh = mesh_block()
-    return c
 
 
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="anova_tpnn_tiny", datasets=("synth_reg", "diabetes"), steps=60, batch=64,
-            replicas=3, num_units=4, synth_n=300, breast_features=6, madelon_n=200,
-            madelon_features=12, madelon_redundant=2,
-            nam_hidden=(8,), nbm_hidden=(16,), nbm_bases=8, mlp_hidden=(16,),
-            ebm_enabled=False, ebm_replicas=2, val_every=10, log_every=20,
-            checkpoint_every=30, purify_grid=0),
-        "quick": lambda: _build(
-            tag="anova_tpnn_quick", datasets=ALL_DATASETS, steps=700, batch=128,
-            replicas=10, num_units=10, synth_n=2000, breast_features=10, madelon_n=1000,
-            madelon_features=14, madelon_redundant=2, nam_hidden=(32, 16),
-            nbm_hidden=(32, 16), nbm_bases=32, mlp_hidden=(128, 64), ebm_enabled=True,
-            ebm_replicas=5, val_every=25),
-        "official": lambda: _build(
-            tag="anova_tpnn_official", datasets=ALL_DATASETS, steps=1, batch=512,
-            replicas=5, num_units=10, synth_n=2000, breast_features=10, madelon_n=1000,
-            madelon_features=14, madelon_redundant=2, nam_hidden=(32, 16),
-            nbm_hidden=(32, 16), nbm_bases=32, mlp_hidden=(128, 64), ebm_enabled=True,
-            ebm_replicas=5, val_every=1, epochs=OFFICIAL_EPOCHS, val_every_epochs=4.0,
-            batch_order="per_replica", log_every=20, checkpoint_every=200),
-        "paper": lambda: _build(
-            tag="anova_tpnn_paper", datasets=ALL_DATASETS, steps=20000, batch=2048,
-            replicas=10, num_units=10, synth_n=10000, breast_features=30, madelon_n=2600,
-            madelon_features=100, madelon_redundant=15,
-            nam_hidden=(64, 64, 32), nbm_hidden=(256, 128, 128), nbm_bases=100,
-            mlp_hidden=(256, 256, 128), ebm_enabled=True, ebm_replicas=10, val_every=200,
-            log_every=100, checkpoint_every=2000),
+        "tiny": lambda: config(
+            {"tag": "anova_tpnn_tiny", "datasets": ("synth_reg", "diabetes"),
+             "batch_size": 64, "data.synth_n": 300, "data.breast_features": 6,
+             "data.madelon_n": 200, "data.madelon_features": 12, "model.num_units": 4,
+             "model.nam_hidden": (8,), "model.nbm_hidden": (16,), "model.nbm_bases": 8,
+             "model.mlp_hidden": (16,), "replicas.num": 3, "ebm.enabled": False,
+             "ebm.num_replicas": 2, "eval.val_every": 10, "eval.purify_grid": 0,
+             "train.num_steps": 60, "train.log_every": 20, "train.checkpoint_every": 30}),
+        "quick": lambda: config({"tag": "anova_tpnn_quick"}),
+        "official": lambda: config(
+            {"tag": "anova_tpnn_official", "batch_size": 512, "epochs": OFFICIAL_EPOCHS,
+             "replicas.num": 5, "replicas.batch_order": "per_replica", "eval.val_every": 1,
+             "eval.val_every_epochs": 4.0, "train.num_steps": 1, "train.log_every": 20,
+             "train.checkpoint_every": 200}),
+        "paper": lambda: config(
+            {"tag": "anova_tpnn_paper", "batch_size": 2048, "data.synth_n": 10000,
+             "data.breast_features": 30, "data.madelon_n": 2600, "data.madelon_features": 100,
+             "data.madelon_redundant": 15, "model.nam_hidden": (64, 64, 32),
+             "model.nbm_hidden": (256, 128, 128), "model.nbm_bases": 100,
+             "model.mlp_hidden": (256, 256, 128), "ebm.num_replicas": 10,
+             "eval.val_every": 200, "train.num_steps": 20000, "train.log_every": 100,
+             "train.checkpoint_every": 2000}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What an ANOVA-TPNN experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/anova_tpnn file states only what
+differs, through `config(overrides)`.
 
 Blocks: `datasets`, `models` (names), `batch_size`, `epochs` (0: the step budget
 `train.num_steps`; > 0: that many passes over each data set's training rows), `data` (sizes, test and validation fractions),
@@ -11,63 +13,75 @@ epochs; `purify_grid`, the M of the purified-component scores, 0 = off), plus th
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.anova_tpnn.baselines import MODEL_NAMES
 from lib.anova_tpnn.data import NAMES as DATASET_NAMES
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str
 
 MODES = ("seed", "resample")
 BATCH_ORDERS = ("shared", "per_replica")
+ALL_DATASETS = ("synth_reg", "synth_clf", "diabetes", "breast_cancer", "madelon")
 
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "datasets": Names(DATASET_NAMES),
-    "models": Names(MODEL_NAMES),
-    "batch_size": Int(lo=1),
-    "epochs": Float(lo=0.0),
-    "data.test_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.val_fraction": Float(lo=0.0, hi=1.0, hi_open=True),
-    "data.synth_n": Int(lo=20),
-    "data.synth_noise": Float(lo=0.0),
-    "data.breast_features": Int(lo=2, hi=30),
-    "data.madelon_n": Int(lo=20),
-    "data.madelon_features": Int(lo=2),
-    "data.madelon_informative": Int(lo=1),
-    "data.madelon_redundant": Int(lo=0),
-    "model.max_order": Int(lo=1, hi=4),
-    "model.num_units": Int(lo=1),
-    "model.nam_hidden": Ints(lo=1),
-    "model.nbm_hidden": Ints(lo=1),
-    "model.nbm_bases": Int(lo=1),
-    "model.mlp_hidden": Ints(lo=1),
-    "optim.tpnn.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.nam.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.nbm.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.mlp.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.b1": Float(lo=0.0, hi=1.0, hi_open=True),
-    "optim.b2": Float(lo=0.0, hi=1.0, hi_open=True),
-    "optim.output_penalty": Float(lo=0.0),
-    "replicas.num": Int(lo=2),
-    "replicas.modes": Names(MODES),
-    "replicas.batch_order": Choice(BATCH_ORDERS),
-    "replicas.resample_fraction": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "ebm.enabled": Bool(),
-    "ebm.num_replicas": Int(lo=2),
-    "ebm.interactions": Int(lo=0),
-    "ebm.outer_bags": Int(lo=1),
-    "eval.plots": Bool(),
-    "eval.chunk": Int(lo=1),
-    "eval.val_every": Int(lo=1),
-    "eval.val_every_epochs": Float(lo=0.0),
-    "eval.purify_grid": Int(lo=0),
-    "eval.plot_components": Int(lo=1, hi=12),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(700, log_every=50, checkpoint_every=500),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "datasets": Key(ALL_DATASETS, Names(DATASET_NAMES)),
+    "models": Key(("tpnn", "nam", "nbm", "mlp"), Names(MODEL_NAMES)),
+    "batch_size": Key(128, Int(lo=1)),
+    "epochs": Key(0.0, Float(lo=0.0)),
+    # 20% test, then 12.5% of the rest for validation (≈ 70/10/20, the official code's)
+    "data.test_fraction": Key(0.2, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.val_fraction": Key(0.125, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "data.synth_n": Key(2000, Int(lo=20)),
+    "data.synth_noise": Key(0.5, Float(lo=0.0)),
+    "data.breast_features": Key(10, Int(lo=2, hi=30)),
+    "data.madelon_n": Key(1000, Int(lo=20)),
+    "data.madelon_features": Key(14, Int(lo=2)),
+    "data.madelon_informative": Key(5, Int(lo=1)),
+    "data.madelon_redundant": Key(2, Int(lo=0)),
+    "model.max_order": Key(2, Int(lo=1, hi=4)),
+    "model.num_units": Key(10, Int(lo=1)),
+    "model.nam_hidden": Key((32, 16), Ints(lo=1)),
+    "model.nbm_hidden": Key((32, 16), Ints(lo=1)),
+    "model.nbm_bases": Key(32, Int(lo=1)),
+    "model.mlp_hidden": Key((128, 64), Ints(lo=1)),
+    "optim.tpnn.lr": Key(1e-2, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.nam.lr": Key(3e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.nbm.lr": Key(3e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.mlp.lr": Key(1e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.b1": Key(0.95, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "optim.b2": Key(0.998, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "optim.output_penalty": Key(0.0, Float(lo=0.0)),
+    "replicas.num": Key(10, Int(lo=2)),
+    "replicas.modes": Key(("seed", "resample"), Names(MODES)),
+    "replicas.resample_fraction": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "replicas.batch_order": Key("shared", Choice(BATCH_ORDERS)),
+    "ebm.enabled": Key(True, Bool()),
+    "ebm.num_replicas": Key(5, Int(lo=2)),
+    "ebm.interactions": Key(10, Int(lo=0)),
+    "ebm.outer_bags": Key(8, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
+    "eval.chunk": Key(512, Int(lo=1)),
+    "eval.plot_components": Key(4, Int(lo=1, hi=12)),
+    "eval.val_every": Key(25, Int(lo=1)),
+    "eval.val_every_epochs": Key(0.0, Float(lo=0.0)),
+    "eval.purify_grid": Key(31, Int(lo=0)),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/anova_tpnn/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -95,7 +109,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged.
     (The interaction order against each data set's feature count is checked when the data
     are loaded, before any training: `lib/anova_tpnn/runs.py::load_datasets`.)"""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_cross,))
 
 
 def check_purify(config: ml_collections.ConfigDict) -> None:
