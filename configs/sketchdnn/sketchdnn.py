@@ -26,76 +26,45 @@ Variants:
           Point `data.source`/`data.sketchgraphs_path` at SketchGraphs' sg_t16 file to use
           the real data set.
 """
-import ml_collections
-
-from lib.common.config import mesh_block, train_block, variant_config
-from lib.sketchdnn.config_schema import validate  # noqa: F401  (used by the config test)
-from lib.sketchdnn.generator import FAMILIES
+from lib.common.config import variant_config
+from lib.sketchdnn.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "official", "paper")
 OFFICIAL_STEPS = 1500
 OFFICIAL_CURVE_STEPS = (500, 1000)
-ALL_RUNS = ("gaussian_softmax", "onehot_gaussian", "d3pm", "gaussian_softmax_pe")
 OFFICIAL_RUNS = ("gaussian_softmax", "d3pm", "onehot_gaussian")   # the model and its baselines
-
-
-def _build(tag, *, steps, data, diffusion, model, optim, evaluation, loss=None,
-           runs=ALL_RUNS, log_every=100, checkpoint_every=500):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.seed = 0
-    c.runs = tuple(runs)
-    c.train = train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.mesh = mesh_block()
-    c.data = dict(source="generator", sketchgraphs_path="", num_slots=12, min_primitives=4,
-                  max_primitives=12, families=tuple(FAMILIES), num_train=20_000, num_test=1000)
-    c.data.update(data)
-    c.diffusion = dict(num_steps=200, low_t_max=15, low_t_weight=16.0, sample_steps=100,
-                       nll_bins=256, x0_logits="embedding_mean")
-    c.diffusion.update(diffusion)
-    c.loss = dict(ce_mean="slots")
-    c.loss.update(loss or {})
-    c.model = dict(width=64, depth=3, heads=4, mlp_ratio=4)
-    c.model.update(model)
-    c.optim = dict(lr=1e-3, warmup_steps=100, schedule="cosine", grad_clip=1.0, ema_decay=0.999, batch_size=64)
-    c.optim.update(optim)
-    c.eval = dict(num_samples=1000, sample_batch=500, nll_repeats=4, knn_k=3, raster_res=32,
-                  encoder_steps=1500, encoder_batch=128, grid_samples=24, endpoint_eps=0.02,
-                  plot=True, curve_steps=(), curve_samples=0)
-    c.eval.update(evaluation)
-    return c
+# the official code's training and sampler (official and paper)
+OFFICIAL_TRAINING = {"loss.ce_mean": "slots_and_classes", "optim.lr": 1e-4,
+                     "optim.warmup_steps": 0, "optim.schedule": "constant",
+                     "optim.grad_clip": 0.0, "optim.ema_decay": 0.0,
+                     "diffusion.x0_logits": "two_log_p"}
 
 
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            "sketchdnn_tiny", steps=4, log_every=2, checkpoint_every=4,
-            data=dict(num_slots=6, min_primitives=4, max_primitives=6,
-                      families=("rectangle", "slot", "arch"), num_train=64, num_test=16),
-            diffusion=dict(num_steps=40, low_t_max=3, sample_steps=4),
-            model=dict(width=16, depth=1, heads=2, mlp_ratio=2),
-            optim=dict(warmup_steps=1, batch_size=16, ema_decay=0.5),
-            evaluation=dict(num_samples=16, sample_batch=16, nll_repeats=1, raster_res=16,
-                            encoder_steps=3, encoder_batch=16, grid_samples=4, plot=False)),
-        "quick": lambda: _build("sketchdnn_quick", steps=3000, data={}, diffusion={},
-                                 model={}, optim={}, evaluation={}),
-        "official": lambda: _build(
-            "sketchdnn_official", steps=OFFICIAL_STEPS, data={}, runs=OFFICIAL_RUNS,
-            diffusion=dict(x0_logits="two_log_p"), model={},
-            optim=dict(lr=1e-4, warmup_steps=0, schedule="constant", grad_clip=0.0,
-                       ema_decay=0.0),
-            loss=dict(ce_mean="slots_and_classes"),
-            evaluation=dict(curve_steps=OFFICIAL_CURVE_STEPS, curve_samples=250)),
-        "paper": lambda: _build(
-            "sketchdnn_paper", steps=1_000_000, log_every=1000, checkpoint_every=20_000,
-            data=dict(num_slots=16, min_primitives=7, max_primitives=16,
-                      num_train=1_000_000, num_test=50_000),
-            diffusion=dict(num_steps=2000, low_t_max=150, sample_steps=2000,
-                           x0_logits="two_log_p"),
-            model=dict(width=512, depth=32, heads=8, mlp_ratio=4),
-            optim=dict(lr=1e-4, warmup_steps=0, schedule="constant", grad_clip=0.0,
-                       ema_decay=0.0, batch_size=128),
-            loss=dict(ce_mean="slots_and_classes"),
-            evaluation=dict(num_samples=10_000, sample_batch=1000, nll_repeats=1,
-                            encoder_steps=20_000, encoder_batch=512, raster_res=64)),
+        "tiny": lambda: config(
+            {"tag": "sketchdnn_tiny", "train.num_steps": 4, "train.log_every": 2,
+             "train.checkpoint_every": 4, "data.num_slots": 6, "data.min_primitives": 4,
+             "data.max_primitives": 6, "data.families": ("rectangle", "slot", "arch"),
+             "data.num_train": 64, "data.num_test": 16, "diffusion.num_steps": 40,
+             "diffusion.low_t_max": 3, "diffusion.sample_steps": 4, "model.width": 16,
+             "model.depth": 1, "model.heads": 2, "model.mlp_ratio": 2,
+             "optim.warmup_steps": 1, "optim.batch_size": 16, "optim.ema_decay": 0.5,
+             "eval.num_samples": 16, "eval.sample_batch": 16, "eval.nll_repeats": 1,
+             "eval.raster_res": 16, "eval.encoder_steps": 3, "eval.encoder_batch": 16,
+             "eval.grid_samples": 4, "eval.plot": False}),
+        "quick": lambda: config({"tag": "sketchdnn_quick"}),
+        "official": lambda: config(
+            {"tag": "sketchdnn_official", "train.num_steps": OFFICIAL_STEPS,
+             "runs": OFFICIAL_RUNS, **OFFICIAL_TRAINING,
+             "eval.curve_steps": OFFICIAL_CURVE_STEPS, "eval.curve_samples": 250}),
+        "paper": lambda: config(
+            {"tag": "sketchdnn_paper", "train.num_steps": 1_000_000, "train.log_every": 1000,
+             "train.checkpoint_every": 20_000, "data.num_slots": 16, "data.min_primitives": 7,
+             "data.max_primitives": 16, "data.num_train": 1_000_000, "data.num_test": 50_000,
+             "diffusion.num_steps": 2000, "diffusion.low_t_max": 150,
+             "diffusion.sample_steps": 2000, "model.width": 512, "model.depth": 32,
+             "model.heads": 8, **OFFICIAL_TRAINING, "optim.batch_size": 128,
+             "eval.num_samples": 10_000, "eval.sample_batch": 1000, "eval.nll_repeats": 1,
+             "eval.encoder_steps": 20_000, "eval.encoder_batch": 512, "eval.raster_res": 64}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What a SketchDNN experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/sketchdnn file states only what
+differs, through `config(overrides)`.
 
 Blocks: `train`/`mesh` (harness; `train.num_steps` is the step count of every diffusion
 model; `train.seed` the model's init and batches, `seed` the data, encoder and sampling
@@ -11,10 +13,12 @@ the end), `tag`, `seed`.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Rule, Str
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str
 from lib.sketchdnn.generator import FAMILIES, FAMILY_SIZES
 from lib.sketchdnn.label_process import X0_LOGITS
 from lib.sketchdnn.loss import CE_MEANS
@@ -25,50 +29,58 @@ RUNS = {"gaussian_softmax": ("gaussian_softmax", False),
         "d3pm": ("d3pm", False),
         "gaussian_softmax_pe": ("gaussian_softmax", True)}
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "runs": Names(tuple(RUNS)),
-    "data.source": Choice(("generator", "sketchgraphs")),
-    "data.sketchgraphs_path": Str(),
-    "data.num_slots": Int(lo=1, hi=64),
-    "data.min_primitives": Int(lo=1),
-    "data.max_primitives": Int(lo=1),
-    "data.families": Names(tuple(FAMILIES)),
-    "data.num_train": Int(lo=1),
-    "data.num_test": Int(lo=2),
-    "diffusion.num_steps": Int(lo=2),
-    "diffusion.low_t_max": Int(lo=0),
-    "diffusion.low_t_weight": Float(lo=0.0),
-    "diffusion.sample_steps": Int(lo=1),
-    "diffusion.nll_bins": Int(lo=2),
-    "diffusion.x0_logits": Choice(X0_LOGITS),
-    "loss.ce_mean": Choice(CE_MEANS),
-    "model.width": Int(lo=1),
-    "model.depth": Int(lo=1),
-    "model.heads": Int(lo=1),
-    "model.mlp_ratio": Int(lo=1),
-    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.warmup_steps": Int(lo=0),
-    "optim.schedule": Choice(("cosine", "constant")),
-    "optim.grad_clip": Float(lo=0.0),
-    "optim.ema_decay": Float(lo=0.0, hi=1.0, hi_open=True),
-    "optim.batch_size": Int(lo=1),
-    "eval.num_samples": Int(lo=2),
-    "eval.sample_batch": Int(lo=1),
-    "eval.nll_repeats": Int(lo=1),
-    "eval.knn_k": Int(lo=1),
-    "eval.raster_res": Int(lo=8, hi=256),
-    "eval.encoder_steps": Int(lo=1),
-    "eval.encoder_batch": Int(lo=1),
-    "eval.grid_samples": Int(lo=1),
-    "eval.endpoint_eps": Float(lo=0.0, lo_open=True),
-    "eval.plot": Bool(),
-    "eval.curve_steps": Ints(lo=1),
-    "eval.curve_samples": Int(lo=0),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(3000, log_every=100, checkpoint_every=500),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "runs": Key(tuple(RUNS), Names(tuple(RUNS))),
+    "data.source": Key("generator", Choice(("generator", "sketchgraphs"))),
+    "data.sketchgraphs_path": Key("", Str()),
+    "data.num_slots": Key(12, Int(lo=1, hi=64)),
+    "data.min_primitives": Key(4, Int(lo=1)),
+    "data.max_primitives": Key(12, Int(lo=1)),
+    "data.families": Key(tuple(FAMILIES), Names(tuple(FAMILIES))),
+    "data.num_train": Key(20_000, Int(lo=1)),
+    "data.num_test": Key(1000, Int(lo=2)),
+    "diffusion.num_steps": Key(200, Int(lo=2)),
+    "diffusion.low_t_max": Key(15, Int(lo=0)),
+    "diffusion.low_t_weight": Key(16.0, Float(lo=0.0)),
+    "diffusion.sample_steps": Key(100, Int(lo=1)),
+    "diffusion.nll_bins": Key(256, Int(lo=2)),
+    "diffusion.x0_logits": Key("embedding_mean", Choice(X0_LOGITS)),
+    "loss.ce_mean": Key("slots", Choice(CE_MEANS)),
+    "model.width": Key(64, Int(lo=1)),
+    "model.depth": Key(3, Int(lo=1)),
+    "model.heads": Key(4, Int(lo=1)),
+    "model.mlp_ratio": Key(4, Int(lo=1)),
+    "optim.lr": Key(1e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.warmup_steps": Key(100, Int(lo=0)),
+    "optim.schedule": Key("cosine", Choice(("cosine", "constant"))),
+    "optim.grad_clip": Key(1.0, Float(lo=0.0)),
+    "optim.ema_decay": Key(0.999, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "optim.batch_size": Key(64, Int(lo=1)),
+    "eval.num_samples": Key(1000, Int(lo=2)),
+    "eval.sample_batch": Key(500, Int(lo=1)),
+    "eval.nll_repeats": Key(4, Int(lo=1)),
+    "eval.knn_k": Key(3, Int(lo=1)),
+    "eval.raster_res": Key(32, Int(lo=8, hi=256)),
+    "eval.encoder_steps": Key(1500, Int(lo=1)),
+    "eval.encoder_batch": Key(128, Int(lo=1)),
+    "eval.grid_samples": Key(24, Int(lo=1)),
+    "eval.endpoint_eps": Key(0.02, Float(lo=0.0, lo_open=True)),
+    "eval.plot": Key(True, Bool()),
+    "eval.curve_steps": Key((), Ints(lo=1)),
+    "eval.curve_samples": Key(0, Int(lo=0)),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/sketchdnn/config_schema.py")
 
 
 def _check_cross(c: ml_collections.ConfigDict) -> None:
@@ -119,7 +131,8 @@ def _check_cross(c: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_cross,))
 
 
 def optional_modules(config: ml_collections.ConfigDict) -> list[tuple[str, str, str]]:
