@@ -38,136 +38,69 @@ evaluation with a' ~ π, the paper's) or "softmax" (soft Q-learning's α log ∫
 Pick environments with --config.envs="('multigoal',)" and agents with
 --config.algos="('sac',)".
 """
-import ml_collections
-
 from lib.common.config import variant_config
-from lib.maxentdp.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.maxentdp.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "paper", "gpu", "official")
 
 
-def _run(*, horizon, alpha, auto_alpha, seeds, steps, eval_every, start, episodes, capacity,
-         **extra):
-    return dict(horizon=horizon, alpha=alpha, auto_alpha=tuple(auto_alpha), num_seeds=seeds,
-                env_steps=steps, eval_every=eval_every, start_steps=start,
-                eval_episodes=episodes, replay_capacity=capacity, **extra)
+def _env(*names, **values):
+    """The same overrides of each named environment's keys (env.<name>.*)."""
+    return {f"env.{name}.{k}": v for name in names for k, v in values.items()}
 
 
-# Multi-goal α = 10 for both agents: soft Q-learning's multi-goal example (the source of this
-# task, haarnoja/softqlearning examples/multigoal_sql.py) trains this very environment with
-# reward_scale = 0.1, i.e. α = 10 at reward scale 1. At α = 1 the learned critic's gaps
-# between goal directions at the start state are 5-30 α (README, "Diagnosis"), so exp(Q/α)
-# has a single mode whatever the policy class.
-MULTIGOAL_ALPHA = 10.0
-
-_MULTIGOAL = dict(goal_radius=5.0, threshold=1.0, action_cost=30.0, distance_cost=1.0,
-                  goal_reward=10.0, init_std=0.1, bound=7.0)
-
-
-def _build(*, tag, envs, hidden, eps_hidden, time_hidden, fourier, steps, qne, draws, cands,
-           batch, multigoal, pendulum, hopper, halfcheetah, rollouts, action_samples,
-           actor_cosine, checkpoint_every, keep_checkpoints=2, time_budget_s=None,
-           time_share=(0.5, 0.5), algos=("maxentdp", "sac"), bound="tanh"):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.envs = tuple(envs)
-    c.algos = tuple(algos)
-    c.agent = dict(gamma=0.99, tau=0.005, batch_size=batch, utd=1, critic_hidden=tuple(hidden),
-                   actor_hidden=tuple(hidden), critic_lr=3e-4, actor_lr=3e-4, alpha_lr=3e-4,
-                   actor_cosine=actor_cosine, backup="policy", backup_samples=64)
-    c.diffusion = dict(steps=steps, bound=bound, fourier_dim=fourier,
-                       time_hidden=tuple(time_hidden), eps_hidden=tuple(eps_hidden),
-                       qne_samples=qne, logprob_draws=draws, eval_candidates=cands,
-                       backup_entropy=True)
-    c.env = dict(multigoal={**multigoal, **_MULTIGOAL}, pendulum=pendulum,
-                 hopper={**hopper, "backend": "positional"},
-                 halfcheetah={**halfcheetah, "backend": "positional"})
-    c.multigoal_eval = dict(rollouts=rollouts, action_samples=action_samples)
-    # The process's wall-clock budget (None = off) and the shares of it given to the runs of
-    # each agent, in order (lib/maxentdp/runs.py: run_deadline, deadlines of train_loop.train).
-    # Run-time only: a rerun may change it and still resume (lib/common/workdir.py).
-    c.run = dict(time_budget_s=time_budget_s,
-                 time_share=dict(maxentdp=time_share[0], sac=time_share[1]))
-    c.train = dict(log_every=1, checkpoint_every=checkpoint_every,
-                   keep_checkpoints=keep_checkpoints, seed=0)
-    return c
-
-
-def _small_brax(alpha):
-    return _run(horizon=1000, alpha=alpha, auto_alpha=("sac",), seeds=5, steps=20_000,
-                eval_every=5_000, start=5_000, episodes=2, capacity=20_000)
-
-
-def _gpu_brax(alpha):
-    # Nominal length only: the time budget stops the run at a chunk boundary.
-    return _run(horizon=1000, alpha=alpha, auto_alpha=("sac",), seeds=5, steps=100_000,
-                eval_every=2_000, start=2_000, episodes=5, capacity=100_000)
+def _paper_sizes(qne, draws):
+    """The paper's networks and batch ((256, 256), time MLP (128, 128), 64 Fourier features,
+    batch 256, T = 20) with `qne` QNE candidates and `draws` log-prob draws per level."""
+    return {"agent.batch_size": 256, "agent.critic_hidden": (256, 256),
+            "agent.actor_hidden": (256, 256), "diffusion.steps": 20,
+            "diffusion.fourier_dim": 64, "diffusion.time_hidden": (128, 128),
+            "diffusion.eps_hidden": (256, 256), "diffusion.qne_samples": qne,
+            "diffusion.logprob_draws": draws}
 
 
 def get_config(arg=None):
     return variant_config({
-        "tiny": lambda: _build(
-            tag="maxentdp_tiny", envs=("multigoal",), hidden=(32, 32), eps_hidden=(32, 32),
-            time_hidden=(16,), fourier=8, steps=4, qne=16, draws=2, cands=4, batch=32,
-            multigoal=_run(horizon=10, alpha=1.0, auto_alpha=(), seeds=2, steps=120,
-                           eval_every=60, start=40, episodes=4, capacity=200),
-            pendulum=_run(horizon=50, alpha=0.1, auto_alpha=("sac",), seeds=2, steps=120,
-                          eval_every=60, start=40, episodes=2, capacity=200),
-            hopper=_run(horizon=50, alpha=0.05, auto_alpha=("sac",), seeds=2, steps=120,
-                        eval_every=60, start=40, episodes=2, capacity=200),
-            halfcheetah=_run(horizon=50, alpha=0.2, auto_alpha=("sac",), seeds=2, steps=120,
-                             eval_every=60, start=40, episodes=2, capacity=200),
-            rollouts=20, action_samples=50, actor_cosine=False, checkpoint_every=1),
-        "quick": lambda: _build(
-            tag="maxentdp_quick", envs=("multigoal", "pendulum"), hidden=(64, 64),
-            eps_hidden=(64, 64), time_hidden=(32,), fourier=16, steps=10, qne=64, draws=4,
-            cands=10, batch=64,
-            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
-                           steps=10_000, eval_every=1_000, start=1_000, episodes=10,
-                           capacity=10_000),
-            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=5_000,
-                          eval_every=1_000, start=1_000, episodes=5, capacity=5_000),
-            hopper=_small_brax(0.05), halfcheetah=_small_brax(0.2),
-            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
-            keep_checkpoints=10),
-        "paper": lambda: _build(
-            tag="maxentdp_paper", envs=("multigoal", "pendulum", "hopper", "halfcheetah"),
-            hidden=(256, 256), eps_hidden=(256, 256), time_hidden=(128, 128), fourier=64,
-            steps=20, qne=500, draws=50, cands=10, batch=256,
-            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
-                           steps=50_000,
-                           eval_every=5_000, start=5_000, episodes=10, capacity=50_000),
-            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=50_000,
-                          eval_every=5_000, start=5_000, episodes=10, capacity=50_000),
-            hopper=_run(horizon=1000, alpha=0.05, auto_alpha=("sac",), seeds=5,
-                        steps=1_000_000, eval_every=10_000, start=10_000, episodes=10,
-                        capacity=1_000_000),
-            halfcheetah=_run(horizon=1000, alpha=0.2, auto_alpha=("sac",), seeds=5,
-                             steps=1_000_000, eval_every=10_000, start=10_000, episodes=10,
-                             capacity=1_000_000),
-            rollouts=100, action_samples=1000, actor_cosine=True, checkpoint_every=5),
-        "gpu": lambda: _build(
-            tag="maxentdp_gpu", envs=("hopper", "halfcheetah"), hidden=(256, 256),
-            eps_hidden=(256, 256), time_hidden=(128, 128), fourier=64, steps=20, qne=128,
-            draws=10, cands=10, batch=256,
-            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=5,
-                           steps=10_000, eval_every=1_000, start=1_000, episodes=10,
-                           capacity=10_000),
-            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=5, steps=20_000,
-                          eval_every=2_000, start=2_000, episodes=5, capacity=20_000),
-            hopper=_gpu_brax(0.05), halfcheetah=_gpu_brax(0.2),
-            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
-            keep_checkpoints=1, time_budget_s=330.0, time_share=(0.7, 0.3)),
-        "official": lambda: _build(
-            tag="maxentdp_official", envs=("multigoal",), hidden=(64, 64),
-            eps_hidden=(64, 64), time_hidden=(32,), fourier=16, steps=10, qne=128, draws=4,
-            cands=10, batch=64, bound="clip",
-            multigoal=_run(horizon=30, alpha=MULTIGOAL_ALPHA, auto_alpha=(), seeds=3,
-                           steps=50_000, eval_every=2_500, start=10_000, episodes=10,
-                           capacity=50_000),
-            pendulum=_run(horizon=200, alpha=0.1, auto_alpha=("sac",), seeds=3, steps=20_000,
-                          eval_every=2_000, start=10_000, episodes=5, capacity=20_000),
-            hopper=_small_brax(0.05), halfcheetah=_small_brax(0.2),
-            rollouts=100, action_samples=500, actor_cosine=False, checkpoint_every=1,
-            keep_checkpoints=2),
+        "tiny": lambda: config(
+            {"tag": "maxentdp_tiny", "envs": ("multigoal",), "agent.batch_size": 32,
+             "agent.critic_hidden": (32, 32), "agent.actor_hidden": (32, 32),
+             "diffusion.steps": 4, "diffusion.fourier_dim": 8, "diffusion.time_hidden": (16,),
+             "diffusion.eps_hidden": (32, 32), "diffusion.qne_samples": 16,
+             "diffusion.logprob_draws": 2, "diffusion.eval_candidates": 4,
+             **_env("multigoal", "pendulum", "hopper", "halfcheetah", num_seeds=2,
+                    env_steps=120, eval_every=60, start_steps=40, replay_capacity=200),
+             **_env("multigoal", horizon=10, alpha=1.0, eval_episodes=4),
+             **_env("pendulum", "hopper", "halfcheetah", horizon=50, eval_episodes=2),
+             "multigoal_eval.rollouts": 20, "multigoal_eval.action_samples": 50,
+             "train.keep_checkpoints": 2}),
+        "quick": lambda: config({"tag": "maxentdp_quick"}),
+        "paper": lambda: config(
+            {"tag": "maxentdp_paper", "envs": ("multigoal", "pendulum", "hopper", "halfcheetah"),
+             "agent.actor_cosine": True, **_paper_sizes(qne=500, draws=50),
+             **_env("multigoal", env_steps=50_000, eval_every=5_000, start_steps=5_000,
+                    replay_capacity=50_000),
+             **_env("pendulum", env_steps=50_000, eval_every=5_000, start_steps=5_000,
+                    eval_episodes=10, replay_capacity=50_000),
+             **_env("hopper", "halfcheetah", env_steps=1_000_000, eval_every=10_000,
+                    start_steps=10_000, eval_episodes=10, replay_capacity=1_000_000),
+             "multigoal_eval.action_samples": 1000, "train.checkpoint_every": 5,
+             "train.keep_checkpoints": 2}),
+        "gpu": lambda: config(
+            {"tag": "maxentdp_gpu", "envs": ("hopper", "halfcheetah"),
+             **_paper_sizes(qne=128, draws=10),
+             **_env("pendulum", env_steps=20_000, eval_every=2_000, start_steps=2_000,
+                    replay_capacity=20_000),
+             # nominal length only: the time budget stops the run at a chunk boundary
+             **_env("hopper", "halfcheetah", env_steps=100_000, eval_every=2_000,
+                    start_steps=2_000, eval_episodes=5, replay_capacity=100_000),
+             "run.time_budget_s": 330.0, "run.time_share.maxentdp": 0.7,
+             "run.time_share.sac": 0.3, "train.keep_checkpoints": 1}),
+        "official": lambda: config(
+            {"tag": "maxentdp_official", "envs": ("multigoal",), "diffusion.bound": "clip",
+             "diffusion.qne_samples": 128,
+             **_env("multigoal", num_seeds=3, env_steps=50_000, eval_every=2_500,
+                    start_steps=10_000, replay_capacity=50_000),
+             **_env("pendulum", num_seeds=3, env_steps=20_000, eval_every=2_000,
+                    start_steps=10_000, replay_capacity=20_000),
+             "train.keep_checkpoints": 2}),
     }, arg, default="quick")
