@@ -1,4 +1,6 @@
 """What a CADES experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/cades file states only what
+differs, through `config(overrides)`.
 
 Blocks: `parts` (which of spp / multivariate / fpr to run), `spp` (goodness-of-fit
 alternatives to a Poisson process, true model), `multivariate` (server and latency
@@ -12,62 +14,74 @@ stopped by `lib.cades.divergence` before anything is written.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import ml_collections
 
-from lib.cades.scenarios import ALL_SPP_FAMILIES, MULTIVARIATE
+from lib.cades.scenarios import ALL_SPP_FAMILIES, MULTIVARIATE, SPP_FAMILIES
 from lib.common import config as config_lib
-from lib.common.config import Bool, Choice, ConfigError, Float, Floats, Int, Names, Rule, Str
+from lib.common.config import (REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Key,
+                               Names, Str)
 
 PARTS = ("spp", "multivariate", "fpr")
 MODELS = ("hawkes", "neural")
 FPR_SETTINGS = ("spp", "server", "latency")
 
 
-SCHEMA: dict[str, Rule] = {
-    "tag": Str(allow_empty=False),
-    "seed": Int(lo=0),
-    "parts": Names(PARTS),
-    "spp.families": Names(ALL_SPP_FAMILIES),
-    "spp.t_max": Float(lo=0.0, lo_open=True),
-    "spp.max_len": Int(lo=8),
-    "spp.max_len_hawkes": Int(lo=8),
-    "spp.etas": Floats(0.0, 0.95, increasing=True),
-    "spp.n_cal": Int(lo=10),
-    "spp.n_test": Int(lo=10),
-    "spp.num_seeds": Int(lo=2),
-    "multivariate.scenarios": Names(MULTIVARIATE),
-    "multivariate.models": Names(MODELS),
-    "multivariate.t_max": Float(lo=0.0, lo_open=True),
-    "multivariate.max_len": Int(lo=8),
-    "multivariate.etas": Floats(0.0, 1.0, increasing=True),
-    "multivariate.n_train": Int(lo=8),
-    "multivariate.n_cal": Int(lo=10),
-    "multivariate.n_test": Int(lo=10),
-    "multivariate.num_seeds": Int(lo=2),
-    "bandwidths.mode": Choice(("paper", "fixed")),
-    "bandwidths.h_arr": Float(lo=0.0, lo_open=True),
-    "bandwidths.h_int": Float(lo=0.0, lo_open=True),
-    "hawkes.num_steps": Int(lo=1),
-    "hawkes.lr": Float(lo=0.0, hi=1.0, lo_open=True),
-    "neural.hidden": Int(lo=1),
-    "neural.mark_dim": Int(lo=1),
-    "neural.num_components": Int(lo=1),
-    "neural.lr": Float(lo=0.0, hi=1.0, lo_open=True),
-    "neural.batch_size": Int(lo=1),
-    "neural.grad_clip": Float(lo=0.0, lo_open=True),
-    "fpr.settings": Names(FPR_SETTINGS),
-    "fpr.alphas": Floats(0.0, 0.5, increasing=True),
-    "fpr.delta": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "fpr.n_cal": Int(lo=10),
-    "fpr.n_test": Int(lo=1),
-    "fpr.num_blocks": Int(lo=2),
-    "fpr.reps_per_block": Int(lo=1),
-    "fpr.block_size": Int(lo=11),
-    "eval.chunk": Int(lo=1),
-    "eval.plots": Bool(),
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
+KEYS: dict[str, Key] = {
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "seed": Key(0, Int(lo=0)),
+    "parts": Key(PARTS, Names(PARTS)),
+    "spp.families": Key(SPP_FAMILIES, Names(ALL_SPP_FAMILIES)),
+    "spp.t_max": Key(100.0, Float(lo=0.0, lo_open=True)),
+    "spp.max_len": Key(512, Int(lo=8)),
+    "spp.max_len_hawkes": Key(512, Int(lo=8)),
+    "spp.etas": Key((0.0, 0.25, 0.5, 0.75), Floats(0.0, 0.95, increasing=True)),
+    "spp.n_cal": Key(200, Int(lo=10)),
+    "spp.n_test": Key(100, Int(lo=10)),
+    "spp.num_seeds": Key(3, Int(lo=2)),
+    "multivariate.scenarios": Key(MULTIVARIATE, Names(MULTIVARIATE)),
+    "multivariate.models": Key(MODELS, Names(MODELS)),
+    "multivariate.t_max": Key(30.0, Float(lo=0.0, lo_open=True)),
+    "multivariate.max_len": Key(512, Int(lo=8)),
+    "multivariate.etas": Key((0.0, 0.5, 1.0), Floats(0.0, 1.0, increasing=True)),
+    "multivariate.n_train": Key(100, Int(lo=8)),
+    "multivariate.n_cal": Key(200, Int(lo=10)),
+    "multivariate.n_test": Key(100, Int(lo=10)),
+    "multivariate.num_seeds": Key(3, Int(lo=2)),
+    "bandwidths.mode": Key("paper", Choice(("paper", "fixed"))),
+    "bandwidths.h_arr": Key(0.1, Float(lo=0.0, lo_open=True)),
+    "bandwidths.h_int": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "hawkes.num_steps": Key(200, Int(lo=1)),
+    "hawkes.lr": Key(0.05, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "neural.hidden": Key(16, Int(lo=1)),
+    "neural.mark_dim": Key(8, Int(lo=1)),
+    "neural.num_components": Key(8, Int(lo=1)),
+    "neural.lr": Key(3e-3, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "neural.batch_size": Key(16, Int(lo=1)),
+    "neural.grad_clip": Key(5.0, Float(lo=0.0, lo_open=True)),
+    "fpr.settings": Key(FPR_SETTINGS, Names(FPR_SETTINGS)),
+    "fpr.alphas": Key((0.01, 0.05, 0.1), Floats(0.0, 0.5, increasing=True)),
+    "fpr.delta": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "fpr.n_cal": Key(400, Int(lo=10)),
+    "fpr.n_test": Key(100, Int(lo=1)),
+    "fpr.num_blocks": Key(20, Int(lo=2)),
+    "fpr.reps_per_block": Key(50, Int(lo=1)),
+    "fpr.block_size": Key(500, Int(lo=11)),
+    "eval.chunk": Key(256, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
+    # train.num_steps: the neural TPP's steps
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(200, log_every=10, checkpoint_every=100),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/cades/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -90,4 +104,5 @@ def _check_cross(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_cross,))
