@@ -25,70 +25,39 @@ Variants:
 Run only the simulated data with --config.datasets="('simulated',)"; use your own files
 with --config.datasets="('custom',)" --config.data.custom_series=... --config.data.custom_adjacency=...
 """
-import ml_collections
-
-from lib.common import config as config_lib
-from lib.earth.config_schema import validate  # noqa: F401  (used by the config test)
+from lib.common.config import variant_config
+from lib.earth.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
 VARIANTS = ("tiny", "quick", "official", "paper")
 OFFICIAL_HIDDEN = 16        # EARTH's hidden size under `official` (the paper: 64; see README)
 OFFICIAL_PATIENCE = 20      # evaluations (epochs) without a better validation MSE
 OFFICIAL_MAX_EPOCHS = 150
-ALL_MODELS = ("earth", "no_eano", "no_gltg", "no_xattn", "persistence", "linear_ar", "gru", "gcn_gru")
-
-
-def _build(*, tag, datasets, window, horizons, regions, weeks, hidden, heads, steps, batch,
-           seeds, lr, solver="rk4", negative_counts="error", ablation_datasets=None,
-           models=ALL_MODELS, log_every=50, checkpoint_every=200, val_frac=0.3,
-           split_rounding="round", select=None, weight_decay=5e-4):
-    c = ml_collections.ConfigDict()
-    c.tag = tag
-    c.datasets = tuple(datasets)
-    c.data = dict(root="data/epidemic", custom_series=None, custom_adjacency=None,
-                  negative_counts=negative_counts, window=window, horizons=tuple(horizons),
-                  train_frac=0.5, val_frac=val_frac, split_rounding=split_rounding,
-                  semantic_k=5, semantic_select="most")
-    c.sim = dict(num_regions=regions, num_weeks=weeks, mobility=0.1, seasonal_amp=0.35,
-                 report_rate=0.02, dispersion=20.0, seed=0)
-    c.models = tuple(models)
-    c.ablation_datasets = tuple(datasets if ablation_datasets is None else ablation_datasets)
-    c.model = dict(hidden=hidden, heads=heads, ar_lags=4, alpha=3.0, solver=solver,
-                   adjoint="recursive_checkpoint", dt=1.0, baseline_hidden=hidden,
-                   epignn_k=8, epignn_hid_a=64, epignn_layers=2)
-    c.optim = dict(lr=lr, weight_decay=weight_decay, clip_norm=1.0, batch_size=batch)
-    c.run = dict(stage_budget_s=None)   # run-time only: wall-clock cap per trained stage
-    c.select = {**dict(enabled=False, every_epochs=1, patience=1, max_epochs=1), **(select or {})}
-    c.num_seeds = seeds
-    c.eval = dict(chunk=64, plots=True)
-    c.train = config_lib.train_block(steps, log_every=log_every, checkpoint_every=checkpoint_every)
-    c.mesh = config_lib.mesh_block()
-    return c
 
 
 def get_config(arg=None):
-    return config_lib.variant_config({
-        "tiny": lambda: _build(tag="earth_tiny", datasets=("simulated",), window=8, horizons=(2, 4),
-                               regions=6, weeks=120, hidden=8, heads=2, steps=6, batch=8, seeds=1,
-                               lr=3e-3, log_every=3, checkpoint_every=6),
-        "quick": lambda: _build(tag="earth_quick",
-                                datasets=("simulated", "australia", "us_regions", "us_states", "japan"),
-                                window=20, horizons=(5, 10, 15), regions=10, weeks=520, hidden=12,
-                                heads=4, steps=200, batch=16, seeds=1, lr=5e-3, solver="midpoint",
-                                ablation_datasets=("simulated",), negative_counts="keep"),
-        "official": lambda: _build(tag="earth_official",
-                                   datasets=("us_regions", "japan", "australia"),
-                                   window=20, horizons=(5, 10, 15), regions=10, weeks=520,
-                                   hidden=OFFICIAL_HIDDEN, heads=4, steps=1, batch=32, seeds=3,
-                                   lr=5e-3, solver="midpoint", negative_counts="keep",
-                                   models=("earth", "epignn", "persistence"), ablation_datasets=(),
-                                   val_frac=0.2, split_rounding="floor",
-                                   select=dict(enabled=True, every_epochs=1,
-                                               patience=OFFICIAL_PATIENCE,
-                                               max_epochs=OFFICIAL_MAX_EPOCHS)),
-        "paper": lambda: _build(tag="earth_paper",
-                                datasets=("simulated", "us_regions", "us_states", "japan", "australia"),
-                                window=20, horizons=(5, 10, 15), regions=49, weeks=780, hidden=64,
-                                heads=4, steps=20000, batch=128, seeds=5, lr=1e-3,
-                                negative_counts="keep",
-                                log_every=100, checkpoint_every=1000),
+    return variant_config({
+        "tiny": lambda: config(
+            {"tag": "earth_tiny", "datasets": ("simulated",), "data.window": 8,
+             "data.horizons": (2, 4), "data.negative_counts": "error", "sim.num_regions": 6,
+             "sim.num_weeks": 120, "model.hidden": 8, "model.baseline_hidden": 8,
+             "model.heads": 2, "model.solver": "rk4", "optim.lr": 3e-3, "optim.batch_size": 8,
+             "train.num_steps": 6, "train.log_every": 3, "train.checkpoint_every": 6}),
+        "quick": lambda: config({"tag": "earth_quick"}),
+        "official": lambda: config(
+            {"tag": "earth_official", "datasets": ("us_regions", "japan", "australia"),
+             "data.val_frac": 0.2, "data.split_rounding": "floor",
+             "models": ("earth", "epignn", "persistence"), "ablation_datasets": (),
+             "model.hidden": OFFICIAL_HIDDEN, "model.baseline_hidden": OFFICIAL_HIDDEN,
+             "select.enabled": True, "select.patience": OFFICIAL_PATIENCE,
+             "select.max_epochs": OFFICIAL_MAX_EPOCHS, "optim.batch_size": 32,
+             "num_seeds": 3, "train.num_steps": 1}),
+        "paper": lambda: config(
+            {"tag": "earth_paper",
+             "datasets": ("simulated", "us_regions", "us_states", "japan", "australia"),
+             "ablation_datasets": ("simulated", "us_regions", "us_states", "japan",
+                                   "australia"),
+             "sim.num_regions": 49, "sim.num_weeks": 780, "model.hidden": 64,
+             "model.baseline_hidden": 64, "model.solver": "rk4", "optim.lr": 1e-3,
+             "optim.batch_size": 128, "num_seeds": 5, "train.num_steps": 20000,
+             "train.log_every": 100, "train.checkpoint_every": 1000}),
     }, arg, default="quick")

@@ -1,4 +1,6 @@
 """What an EARTH experiment config may hold, and the checks run before any compute.
+Every key's default sits with its rule in `KEYS`; a configs/earth file states only what
+differs, through `config(overrides)`.
 
 Blocks: `datasets` (which series to run), `data` (window, horizons, splits, the folder of
 the benchmark files, an optional custom pair of files, the semantic graph), `sim` (the
@@ -10,12 +12,14 @@ side with vmap), `eval`, plus the shared `train` and `mesh` blocks.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import ml_collections
 
 from lib.common import config as config_lib
 from lib.common import paths
-from lib.common.config import Bool, Choice, ConfigError, Float, Int, Ints, Names, Optional, Rule, Str
+from lib.common.config import (REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names,
+                               Optional, Str)
 from lib.earth.baselines import BASELINES
 from lib.earth.data import NEGATIVE, ROUNDINGS
 from lib.earth.eano import ADJOINTS, SOLVERS
@@ -32,56 +36,68 @@ BENCHMARKS = {
 }
 DATASETS = ("simulated", *BENCHMARKS, "custom")
 MODELS = (*VARIANTS, *BASELINES, "epignn")
+ALL_MODELS = ("earth", "no_eano", "no_gltg", "no_xattn", "persistence", "linear_ar", "gru",
+              "gcn_gru")
 
-SCHEMA: dict[str, Rule] = {
-    **config_lib.TRAIN_SCHEMA,
-    **config_lib.MESH_SCHEMA,
-    "tag": Str(allow_empty=False),
-    "datasets": Names(DATASETS),
-    "data.root": Str(allow_empty=False),
-    "data.custom_series": Optional(Str(allow_empty=False)),
-    "data.custom_adjacency": Optional(Str(allow_empty=False)),
-    "data.window": Int(lo=2, hi=512),
-    "data.negative_counts": Choice(NEGATIVE),
-    "data.horizons": Ints(lo=1),
-    "data.train_frac": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.val_frac": Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True),
-    "data.split_rounding": Choice(ROUNDINGS),
-    "data.semantic_k": Int(lo=1),
-    "data.semantic_select": Choice(SELECTIONS),
-    "sim.num_regions": Int(lo=2, hi=500),
-    "sim.num_weeks": Int(lo=10),
-    "sim.mobility": Float(lo=0.0, hi=1.0),
-    "sim.seasonal_amp": Float(lo=0.0, hi=1.0),
-    "sim.report_rate": Float(lo=0.0, hi=1.0, lo_open=True),
-    "sim.dispersion": Float(lo=0.0, lo_open=True),
-    "sim.seed": Int(lo=0),
-    "models": Names(MODELS),
-    "ablation_datasets": Names(DATASETS, allow_empty=True),
-    "model.hidden": Int(lo=1),
-    "model.heads": Int(lo=1),
-    "model.ar_lags": Int(lo=1),
-    "model.alpha": Float(lo=0.0, lo_open=True),
-    "model.solver": Choice(tuple(SOLVERS)),
-    "model.adjoint": Choice(tuple(ADJOINTS)),
-    "model.dt": Float(lo=0.0, lo_open=True),
-    "model.baseline_hidden": Int(lo=1),
-    "model.epignn_k": Int(lo=1),
-    "model.epignn_hid_a": Int(lo=1),
-    "model.epignn_layers": Int(lo=1),
-    "run.stage_budget_s": Optional(Float(lo=0.0, lo_open=True)),
-    "select.enabled": Bool(),
-    "select.every_epochs": Int(lo=1),
-    "select.patience": Int(lo=1),
-    "select.max_epochs": Int(lo=1),
-    "optim.lr": Float(lo=0.0, lo_open=True, hi=1.0),
-    "optim.weight_decay": Float(lo=0.0),
-    "optim.clip_norm": Float(lo=0.0, lo_open=True),
-    "optim.batch_size": Int(lo=1),
-    "num_seeds": Int(lo=1, hi=64),
-    "eval.chunk": Int(lo=1),
-    "eval.plots": Bool(),
+KEYS: dict[str, Key] = {
+    **config_lib.keys_of_block(
+        "train", config_lib.train_block(200, log_every=50, checkpoint_every=200),
+        config_lib.TRAIN_SCHEMA),
+    **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
+    "tag": Key(REQUIRED, Str(allow_empty=False)),
+    "datasets": Key(("simulated", "australia", "us_regions", "us_states", "japan"),
+                    Names(DATASETS)),
+    "data.root": Key("data/epidemic", Str(allow_empty=False)),
+    "data.custom_series": Key(None, Optional(Str(allow_empty=False))),
+    "data.custom_adjacency": Key(None, Optional(Str(allow_empty=False))),
+    "data.window": Key(20, Int(lo=2, hi=512)),
+    "data.negative_counts": Key("keep", Choice(NEGATIVE)),
+    "data.horizons": Key((5, 10, 15), Ints(lo=1)),
+    "data.train_frac": Key(0.5, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.val_frac": Key(0.3, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
+    "data.split_rounding": Key("round", Choice(ROUNDINGS)),
+    "data.semantic_k": Key(5, Int(lo=1)),
+    "data.semantic_select": Key("most", Choice(SELECTIONS)),
+    "sim.num_regions": Key(10, Int(lo=2, hi=500)),
+    "sim.num_weeks": Key(520, Int(lo=10)),
+    "sim.mobility": Key(0.1, Float(lo=0.0, hi=1.0)),
+    "sim.seasonal_amp": Key(0.35, Float(lo=0.0, hi=1.0)),
+    "sim.report_rate": Key(0.02, Float(lo=0.0, hi=1.0, lo_open=True)),
+    "sim.dispersion": Key(20.0, Float(lo=0.0, lo_open=True)),
+    "sim.seed": Key(0, Int(lo=0)),
+    "models": Key(ALL_MODELS, Names(MODELS)),
+    "ablation_datasets": Key(("simulated",), Names(DATASETS, allow_empty=True)),
+    "model.hidden": Key(12, Int(lo=1)),
+    "model.heads": Key(4, Int(lo=1)),
+    "model.ar_lags": Key(4, Int(lo=1)),
+    "model.alpha": Key(3.0, Float(lo=0.0, lo_open=True)),
+    "model.solver": Key("midpoint", Choice(tuple(SOLVERS))),
+    "model.adjoint": Key("recursive_checkpoint", Choice(tuple(ADJOINTS))),
+    "model.dt": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "model.baseline_hidden": Key(12, Int(lo=1)),
+    "model.epignn_k": Key(8, Int(lo=1)),
+    "model.epignn_hid_a": Key(64, Int(lo=1)),
+    "model.epignn_layers": Key(2, Int(lo=1)),
+    # run-time only: wall-clock cap per trained stage
+    "run.stage_budget_s": Key(None, Optional(Float(lo=0.0, lo_open=True))),
+    "select.enabled": Key(False, Bool()),
+    "select.every_epochs": Key(1, Int(lo=1)),
+    "select.patience": Key(1, Int(lo=1)),
+    "select.max_epochs": Key(1, Int(lo=1)),
+    "optim.lr": Key(5e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.weight_decay": Key(5e-4, Float(lo=0.0)),
+    "optim.clip_norm": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "optim.batch_size": Key(16, Int(lo=1)),
+    "num_seeds": Key(1, Int(lo=1, hi=64)),
+    "eval.chunk": Key(64, Int(lo=1)),
+    "eval.plots": Key(True, Bool()),
 }
+
+
+def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
+    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
+    unknown key or a `REQUIRED` key left unstated."""
+    return config_lib.from_keys(KEYS, overrides, where="lib/earth/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
@@ -131,4 +147,5 @@ def check_files(config: ml_collections.ConfigDict) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`ConfigError` naming key, value and what is allowed; returns the config unchanged."""
-    return config_lib.validate(config, SCHEMA, checks=(_check_cross,))
+    return config_lib.validate(config, config_lib.rules_of(KEYS),
+                               checks=(_check_cross,))

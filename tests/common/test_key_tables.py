@@ -12,7 +12,7 @@ from lib.common.config import REQUIRED, ConfigError, _module_of, load_config
 
 PAPERS = ["gmflow", "spurious_ridge", "lm", "risk_irl", "kar_peak", "cl_similarity",
           "adam_abc", "fleg3d", "dynamic_detr", "editlord", "jetts", "swe_gym", "latent_ate",
-          "dsl", "anova_tpnn", "sketchdnn", "maxentdp", "cades"]
+          "dsl", "anova_tpnn", "sketchdnn", "maxentdp", "cades", "earth"]
 
 
 def _variants(paper):
