@@ -1,12 +1,17 @@
-"""Test-wide setup: 8 fake CPU devices, set before any JAX operation runs.
+"""Test-wide setup, before any JAX operation runs: 8 fake CPU devices, and every XLA
+compile of the session (tests, library jits, subprocesses, notebook kernels) with backend
+optimisation off (`tests.fast_compile`).
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
-devices; on a CPU-only machine XLA can split the host into fake ones. This must happen
-before the first JAX computation, so it lives here, at the top of the test session.
+devices; on a CPU-only machine XLA can split the host into fake ones.
 """
 import os
 
-import jax
+from tests.fast_compile import DISABLE_ENV
+
+os.environ.setdefault(DISABLE_ENV, "1")   # read by JAX at import, inherited by subprocesses
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import jax  # noqa: E402  (after the environment it reads)
 
 jax.config.update("jax_num_cpu_devices", 8)
-os.environ.setdefault("MPLBACKEND", "Agg")

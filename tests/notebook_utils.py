@@ -18,10 +18,8 @@ A test module shares one execution through a module-scoped fixture:
     NOTEBOOK = notebook_path("gmflow")
     run = module_run(NOTEBOOK, PROBE)        # run -> (nb, probe)
 
-`fast_compile=True` runs the kernel with XLA's backend optimisation off (as
-`tests.fast_compile`; values agree to rounding). It pays only where compiling dominates the
-notebook's CPU time; where its training runs long the unoptimised code costs more than the
-compiles save (measure the kernel's CPU seconds, `KERNEL_CPU_S`, both ways).
+The kernel inherits the test session's environment, so it compiles as the tests do
+(`tests.fast_compile`).
 
 Run as a script, it re-executes notebooks and writes them back with their outputs and
 without execution timing metadata (how the committed notebooks were produced):
@@ -66,26 +64,23 @@ def notebook_path(experiment: str) -> str:
     return os.path.join(ROOT, "experiments", experiment, "notebook.ipynb")
 
 
-def module_run(path: str, probe: str, fast_compile: bool = False):
+def module_run(path: str, probe: str):
     """A module-scoped pytest fixture `run`: (executed notebook, probe value) of one
-    `execute(path, probe, fast_compile=fast_compile)`, shared by the module's tests."""
+    `execute(path, probe)`, shared by the module's tests."""
     import pytest
 
     @pytest.fixture(scope="module", name="run")
     def run():
-        return execute(path, probe=probe, fast_compile=fast_compile)
+        return execute(path, probe=probe)
 
     return run
 
 
-def execute(path: str, probe: str | None = None, timeout: int = 900,
-            fast_compile: bool = False):
+def execute(path: str, probe: str | None = None, timeout: int = 900):
     """Run the notebook at `path` top to bottom; returns (executed notebook, probe value).
 
     Cell errors are recorded as outputs (allow_errors), so a failing notebook comes back
     with its traceback for `error_outputs`; `timeout` (s per cell) only catches hangs.
-    fast_compile: the kernel compiles with XLA's backend optimisation off
-    (JAX_DISABLE_MOST_OPTIMIZATIONS=1 in its environment).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -96,8 +91,6 @@ def execute(path: str, probe: str | None = None, timeout: int = 900,
         nb.cells.append(nbformat.v4.new_code_cell(
             f"import os\nprint({PROBE_MARKER!r} + repr({probe}))"))
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    if fast_compile:
-        env["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"
     with tempfile.TemporaryDirectory(prefix="nb_kernel_") as kernel_dir:
         client = NotebookClient(nb, km=_kernel_manager(kernel_dir), timeout=timeout,
                                 allow_errors=True, record_timing=False,

@@ -9,11 +9,10 @@ import pytest
 
 from lib.anova_tpnn import basis
 from lib.anova_tpnn.model import ANOVATPNN, init_from_data
-from tests.fast_compile import fast_jit
 
 def _apply(model, params, *args, method=None):
     """model.apply under jit (one compile instead of op-by-op dispatch)."""
-    return fast_jit(functools.partial(model.apply, method=method))(params, *args)
+    return jax.jit(functools.partial(model.apply, method=method))(params, *args)
 
 
 def _data(n=40, p=4, seed=0):
@@ -23,7 +22,7 @@ def _data(n=40, p=4, seed=0):
 
 def _model_and_params(x, max_order=2, units=5, seed=0):
     model = ANOVATPNN(x.shape[1], max_order, units)
-    params = fast_jit(functools.partial(init_from_data, model))(
+    params = jax.jit(functools.partial(init_from_data, model))(
         jax.random.key(seed), np.sort(x, axis=0))
     # random, non-trivial β (the init is small) so zero means are not zero by accident
     params = jax.tree.map(lambda a: a, params)
@@ -70,7 +69,7 @@ def test_interactions_have_zero_marginal_means_for_every_value_of_the_other_coor
     model, params = _model_and_params(x, max_order=max_order, units=4, seed=1)
     consts = _apply(model, params, x, method=model.constants)
     _check_floor_inactive(consts)
-    components = fast_jit(functools.partial(model.apply, method=model.components))
+    components = jax.jit(functools.partial(model.apply, method=model.components))
     for order in range(2, max_order + 1):
         index = basis.component_index(p, order)
         for ci, feats in enumerate(index):

@@ -13,7 +13,6 @@ from lib.anova_tpnn import baselines, data as data_lib, task as task_lib
 from lib.anova_tpnn.model import stack_components
 from lib.common import config as config_lib, train_loop, workdir as wd
 from lib.common import mesh as mesh_lib
-from tests.fast_compile import fast_jit
 
 CONFIG = "configs/anova_tpnn/anova_tpnn.py"
 
@@ -88,7 +87,7 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     assert "best_params" in state
     np.testing.assert_array_equal(entry["tpnn"]["selected_step_per_replica"],
                                   np.asarray(state["best_step"]))
-    components = fast_jit(functools.partial(model.apply, method=model.components))
+    components = jax.jit(functools.partial(model.apply, method=model.components))
     for r in range(3):
         params = jax.tree.map(lambda a: a[r], task_lib.selected_params(state))
         comps = components(params, ds.x_train, {o: c[r] for o, c in consts.items()})
@@ -107,10 +106,10 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, 1)
     model = baselines.build("tpnn", ds.num_features, config.model)
     task = task_lib.make_task(model, "tpnn", ds, weights, config, 64, 0)
-    state = fast_jit(task.init_state)(jax.random.key(0))
-    step = fast_jit(task.train_step)
+    state = jax.jit(task.init_state)(jax.random.key(0))
+    step = jax.jit(task.train_step)
 
-    @fast_jit
+    @jax.jit
     def val_predictions(params, w):
         consts = model.apply(params, ds.x_train, w, method=model.constants)
         return model.apply(params, ds.x_val, consts)
@@ -135,7 +134,7 @@ def test_best_on_validation_selection_matches_an_independent_replay():
                      state["best_params"], best[r][2])
     assert task_lib.selected_params(state) is state["best_params"]
     no_val = dataclasses.replace(ds, x_val=ds.x_val[:0], y_val=ds.y_val[:0])
-    state = fast_jit(task_lib.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
+    state = jax.jit(task_lib.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
         jax.random.key(0))
     assert "best_params" not in state and task_lib.selected_params(state) is state["params"]
 
@@ -179,12 +178,12 @@ def test_per_replica_batch_order_differs_between_replicas_and_reproduces_per_see
                                                                                   slice(None))
     assert shared["x"].shape == (64, ds.num_features)                 # old configs unchanged
     # a per-replica step equals the replica's step taken alone on its own batch
-    state = fast_jit(task.init_state)(jax.random.key(0))
-    new, _ = fast_jit(task.train_step)(state, b, jax.random.key(0))
+    state = jax.jit(task.init_state)(jax.random.key(0))
+    new, _ = jax.jit(task.train_step)(state, b, jax.random.key(0))
     one = task_lib.make_task(model, "nam", ds, weights[:, 1:2], _tiny(), 64, 7)
     alone = {**state, **{k: jax.tree.map(lambda a: a[1:2], state[k])
                          for k in ("params", "opt_state")}}
-    alone_new, _ = fast_jit(one.train_step)(
+    alone_new, _ = jax.jit(one.train_step)(
         alone, {"x": b["x"][:, 1], "y": b["y"][:, 1], "w": b["w"][:, 1:2]}, jax.random.key(0))
     jax.tree.map(lambda a, c: np.testing.assert_allclose(np.asarray(a)[1], np.asarray(c)[0],
                                                          rtol=1e-5, atol=1e-6),

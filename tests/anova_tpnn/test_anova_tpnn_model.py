@@ -13,7 +13,6 @@ from lib.anova_tpnn import baselines
 from lib.anova_tpnn.model import (ANOVATPNN, component_names, init_from_data,
                                   output_from_components, stack_components)
 from lib.nn import mlp as nn_mlp
-from tests.fast_compile import fast_jit
 
 CFG = ml_collections.ConfigDict(dict(max_order=2, num_units=4, nam_hidden=(8, 4),
                                      nbm_hidden=(8,), nbm_bases=5, mlp_hidden=(8,)))
@@ -21,7 +20,7 @@ CFG = ml_collections.ConfigDict(dict(max_order=2, num_units=4, nam_hidden=(8, 4)
 
 def _apply(model, params, *args, method=None):
     """model.apply under jit (one compile instead of op-by-op dispatch)."""
-    return fast_jit(functools.partial(model.apply, method=method))(params, *args)
+    return jax.jit(functools.partial(model.apply, method=method))(params, *args)
 
 
 def _x(n=30, p=3, seed=0):
@@ -30,7 +29,7 @@ def _x(n=30, p=3, seed=0):
 
 def _tpnn(x, max_order=2, units=4, seed=0):
     model = ANOVATPNN(x.shape[1], max_order, units)
-    params = fast_jit(functools.partial(init_from_data, model))(
+    params = jax.jit(functools.partial(init_from_data, model))(
         jax.random.key(seed), np.sort(x, axis=0))
     for o in range(1, max_order + 1):
         shape = params["params"][f"beta_{o}"].shape
@@ -43,7 +42,7 @@ def _tpnn(x, max_order=2, units=4, seed=0):
 def test_sum_of_components_equals_the_model_output(name):
     x = _x()
     model = baselines.build(name, 3, CFG)
-    params = fast_jit(functools.partial(baselines.init_params, model))(
+    params = jax.jit(functools.partial(baselines.init_params, model))(
         jax.random.key(1), np.sort(x, axis=0))
     consts = _apply(model, params, x, method=model.constants)
     comps = _apply(model, params, x, consts, method=model.components)
@@ -130,7 +129,7 @@ def test_nam_components_are_not_unique_which_the_tpnn_constraint_prevents():
     projection (previous test) pins the components down."""
     x = _x()
     model = baselines.build("nam", 3, CFG)
-    params = fast_jit(functools.partial(baselines.init_params, model))(jax.random.key(0), x)
+    params = jax.jit(functools.partial(baselines.init_params, model))(jax.random.key(0), x)
     shifted = jax.tree.map(lambda a: a, params)
     last = f"c_1_{len(CFG.nam_hidden)}"
     shifted["params"][last] = params["params"][last].at[0].add(0.5).at[1].add(-0.5)
@@ -164,9 +163,9 @@ def test_mlp_baseline_is_lib_nn_mlp_with_the_old_params_init_and_outputs():
     model = baselines.build("mlp", 3, cfg)
     assert isinstance(model, nn_mlp.MLP)
     x = jnp.asarray(np.sort(_x(), axis=0))
-    params = fast_jit(functools.partial(baselines.init_params, model))(jax.random.key(3), x)
+    params = jax.jit(functools.partial(baselines.init_params, model))(jax.random.key(3), x)
     ref = _PlainReLU((8, 5))
-    old = fast_jit(ref.init)(jax.random.key(3), x[:2])                    # old checkpoints
+    old = jax.jit(ref.init)(jax.random.key(3), x[:2])                    # old checkpoints
     assert jax.tree.structure(params) == jax.tree.structure(old)
     jax.tree.map(np.testing.assert_array_equal, params, old)              # same init
     np.testing.assert_array_equal(_apply(model, params, x), _apply(ref, params, x))

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from lib.common import mesh as mesh_lib, metrics as metrics_lib, train_loop
-from tests.fast_compile import fast_compiles_module  # noqa: F401  (autouse fixture)
 
 STEPS = 8
 # Seconds each step "takes"; step 1 compiles. The loop predicts the next step from the

@@ -11,7 +11,6 @@ import pytest
 from lib.common import guards, mesh as mesh_lib, train_loop
 from tests.common import preemption_e2e as e2e
 from tests.common import regression_app as app
-from tests.fast_compile import fast_compiles_module  # noqa: F401  (module-scoped autouse fixture)
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ from lib.common import workdir as wd
 from lib.common.checkpoint import CheckpointMismatch, Checkpointer
 from tests.common import harness_utils as hu
 from tests.common import regression_app as app
-from tests.fast_compile import fast_compiles_module  # noqa: F401  (module-scoped autouse fixture)
 
 
 def _train(workdir, num_steps=20, **overrides):

@@ -8,8 +8,6 @@ import pytest
 
 from lib.dsl import field_lines as fl
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def _constant(z, params):
     return params
@@ -38,7 +36,7 @@ def test_constant_field_lines_are_straight_with_exact_exits(domain):
     xs = jnp.array([[0.1, 0.2, -0.3], [0.5, 0.0, 0.4], [-0.2, -0.6, 0.1]]) if domain == "ball" \
         else jnp.array([[0.5, 0.5, 0.5], [0.2, 0.7, 0.1], [0.9, 0.3, 0.6]])
     n = 9
-    out = _jit(jax.vmap(lambda x: fl.sample(_constant, a, x, cfg, n)))(xs)
+    out = jax.jit(jax.vmap(lambda x: fl.sample(_constant, a, x, cfg, n)))(xs)
     for i, x in enumerate(np.asarray(xs)):
         t_lo, t_hi = (_ball_exits if domain == "ball" else _box_exits)(x, d, r)
         assert abs(float(out.line.t_minus[i]) - t_lo) < 2e-5
@@ -59,7 +57,7 @@ def test_unnormalised_field_runs_in_field_time_and_t_max_cuts_lines():
     x = jnp.array([0.2, 0.1])
     cfg = fl.LineConfig(domain="ball", radius=1.0, t_max=2.0, num_steps=4, solver="heun",
                        normalize=False)
-    trace = _jit(lambda a, x: fl.trace(_constant, a, x, cfg)[0])
+    trace = jax.jit(lambda a, x: fl.trace(_constant, a, x, cfg)[0])
     line = trace(a, x)
     t_lo, t_hi = _ball_exits(np.asarray(x), np.array([1.0, 0.0]), 1.0)
     assert abs(float(line.t_plus) - t_hi / 2) < 2e-5 and abs(float(line.t_minus) - t_lo / 2) < 2e-5

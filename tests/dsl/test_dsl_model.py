@@ -8,8 +8,6 @@ import pytest
 from lib.dsl import field_lines as fl
 from lib.dsl.model import DSL, DSLConfig, count, dsl_param_count, mlp_baseline
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def _exits(x, d):
     b, c = x @ d, x @ x - 1.0
@@ -27,11 +25,11 @@ def test_initial_dsl_basis_is_the_interpolated_sine_basis():
     cfg = DSLConfig(num_modes=k, num_nodes=n_nodes, field_widths=(5,), coef_widths=(5,),
                     amp_widths=(5,), line=fl.LineConfig(num_steps=4, solver="heun"))
     model = DSL(cfg, dim=3, out=2)
-    params = _jit(model.init)(jax.random.key(0))
-    ev_slope = _jit(model.evaluate)(params, xs)
+    params = jax.jit(model.init)(jax.random.key(0))
+    ev_slope = jax.jit(model.evaluate)(params, xs)
     c = np.asarray(params["field"]["params"]["drift"])
     np.testing.assert_allclose(np.linalg.norm(c), 1.0, rtol=1e-6)
-    amp_apply = _jit(model.amp.apply)       # one compile for both points
+    amp_apply = jax.jit(model.amp.apply)       # one compile for both points
     for i, x in enumerate(np.asarray(xs)):
         t_lo, t_hi = _exits(x, c)
         length, s0 = t_hi - t_lo, -t_lo
@@ -56,7 +54,7 @@ def test_param_count_matched_mlp_and_config_errors():
     total = dsl_param_count(cfg, dim=4, out=3)
     # field (4·8+8 + 8·4+4 + drift 4) + coef (4·8+8 + 8·3+3) + amp (4·8+8 + 8·5+5) + head (5·3+3)
     assert total == (40 + 36 + 4) + (40 + 27) + (40 + 45) + 18
-    assert count(_jit(DSL(cfg, 4, 3).init)(jax.random.key(1))) == total
+    assert count(jax.jit(DSL(cfg, 4, 3).init)(jax.random.key(1))) == total
     mlp, n = mlp_baseline(4, 3, 2, total)
     assert abs(n - total) <= 2 * mlp.widths[0] + 8
     with pytest.raises(ValueError, match="num_modes K = 9 is not allowed: num_nodes = 10"):

@@ -8,10 +8,9 @@ import pytest
 
 from lib.dsl import sturm_liouville as sl
 
-from tests.fast_compile import fast_jit as _jit
 
 # one compiled program per call signature instead of many eagerly dispatched small ops
-solve = _jit(sl.solve, static_argnums=4, static_argnames=("mass", "grad"))
+solve = jax.jit(sl.solve, static_argnums=4, static_argnames=("mass", "grad"))
 
 
 def _const(n, dtype=jnp.float32):
@@ -88,9 +87,9 @@ def test_implicit_gradients_match_finite_differences(x64):
         args = (p, q, w, jnp.float64(1.7))
         eps = 1e-6
         rng = np.random.default_rng(0)
-        grads = {g: _jit(jax.grad(_loss, argnums=(0, 1, 2, 3)), static_argnums=4)(*args, g)
+        grads = {g: jax.jit(jax.grad(_loss, argnums=(0, 1, 2, 3)), static_argnums=4)(*args, g)
                  for g in ("implicit", "spectral")}
-        loss = _jit(_loss, static_argnums=4)
+        loss = jax.jit(_loss, static_argnums=4)
         for i in range(3):
             direction = [jnp.asarray(rng.normal(size=n)) for _ in range(3)] + [jnp.float64(0.3)]
             plus = [a + eps * d for a, d in zip(args, direction)]

@@ -13,9 +13,8 @@ from lib.common.config import ConfigError
 from lib.detection import assignment, matching
 from lib.dynamic_detr import objectives
 from lib.dynamic_detr.config_schema import validate
-from tests.fast_compile import fast_jit
 
-assign = fast_jit(assignment.assign_jax)
+assign = jax.jit(assignment.assign_jax)
 
 
 def _check_optimal(cost, valid, got):
@@ -75,7 +74,7 @@ def test_agrees_with_callback_matcher_inside_jit_and_vmap():
     cost = rng.normal(size=(3, 4, 9, 6)).astype(np.float32)   # (L, B, Q, M), unique optima
     valid = np.broadcast_to(_masks(rng, 4, 9, 6), (3, 4, 6))
 
-    @fast_jit
+    @jax.jit
     def both(c, v):
         inner = jax.vmap(lambda ci, vi: (assignment.assign_jax(ci, vi), matching.assign(ci, vi)))
         return inner(c, v)
@@ -90,7 +89,7 @@ def test_more_objects_than_queries():
     with pytest.raises(ValueError, match="4 objects but only 3 queries"):
         assignment.assign_jax(cost, valid)
     # traced: no error possible; the first Q valid slots are matched optimally, the rest -1
-    got = np.asarray(fast_jit(assignment.assign_jax)(cost, valid))
+    got = np.asarray(jax.jit(assignment.assign_jax)(cost, valid))
     assert got[0, 4] == -1
     first = valid.copy()
     first[0, 4] = False
@@ -128,7 +127,7 @@ def test_loss_and_gradient_agree_between_matchers():
         out = {"logits": lg, "boxes": bx, "scores": [(scores, orig)]}
         return objectives.detection_loss(out, batch, centre, w, matcher=matcher)[0]
 
-    grad = {k: fast_jit(jax.value_and_grad(lambda lg, bx, k=k: loss(lg, bx, k), argnums=(0, 1)))
+    grad = {k: jax.jit(jax.value_and_grad(lambda lg, bx, k=k: loss(lg, bx, k), argnums=(0, 1)))
             for k in ("scipy", "jax")}
     (l_s, g_s), (l_j, g_j) = grad["scipy"](logits, boxes), grad["jax"](logits, boxes)
     np.testing.assert_allclose(l_j, l_s, rtol=1e-6)

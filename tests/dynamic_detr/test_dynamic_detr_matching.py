@@ -1,12 +1,12 @@
 """Hungarian matching equals brute force; box and set-loss closed forms."""
 import itertools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from lib.detection import boxes as bx, losses, matching
-from tests.fast_compile import fast_jit
 
 
 def _brute_force(cost, valid):
@@ -40,7 +40,7 @@ def test_hungarian_inside_jit_matches_host():
     rng = np.random.default_rng(10)
     cost = rng.normal(size=(3, 2, 5, 3)).astype(np.float32)
     valid = rng.uniform(size=(3, 2, 3)) < 0.8
-    got = fast_jit(matching.assign)(jnp.asarray(cost), jnp.asarray(valid))
+    got = jax.jit(matching.assign)(jnp.asarray(cost), jnp.asarray(valid))
     np.testing.assert_array_equal(got, matching.assign_numpy(cost, valid))
 
 
@@ -54,7 +54,7 @@ def test_giou_closed_forms():
     b = jnp.asarray([[0.0, 0.0, 2.0, 2.0], [1.0, 0.0, 3.0, 2.0], [2.0, 0, 3, 1]])
     # identical: 1; half-overlapping: IoU = 2/6 and enclosing = union, so 1/3;
     # disjoint with a gap: IoU 0, union 2, enclosing 3, so -1/3
-    np.testing.assert_allclose(fast_jit(bx.giou)(a, b), [1.0, 1 / 3, -1 / 3], rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(bx.giou)(a, b), [1.0, 1 / 3, -1 / 3], rtol=1e-6)
     c = jnp.asarray([[0.5, 0.4, 0.2, 0.3]])
     np.testing.assert_allclose(bx.xyxy_to_cxcywh(bx.cxcywh_to_xyxy(c)), c, atol=1e-7)
 
@@ -66,7 +66,7 @@ def test_set_loss_of_a_perfect_prediction():
     logits = jnp.full((1, 3, 2), -20.0).at[0, 2, 1].set(20.0).at[0, 1, 0].set(20.0)
     valid = jnp.ones((1, 2), bool)
 
-    @fast_jit
+    @jax.jit
     def run(logits, pred, labels, gt):
         cost = matching.matching_cost(logits, pred, labels, gt, w_class=2.0, w_l1=5.0, w_giou=2.0)
         match = matching.assign(cost, valid)
@@ -79,7 +79,7 @@ def test_set_loss_of_a_perfect_prediction():
 
 def test_focal_cost_finite_for_confident_logits():
     logits = jnp.asarray([[[30.0, -30.0], [-30.0, 30.0]]])
-    cost = fast_jit(matching.focal_class_cost)(logits, jnp.asarray([[0, 1]]))
+    cost = jax.jit(matching.focal_class_cost)(logits, jnp.asarray([[0, 1]]))
     assert np.isfinite(np.asarray(cost)).all()
     # a confident correct class costs less than a confident wrong one
     assert cost[0, 0, 0] < cost[0, 1, 0] and cost[0, 1, 1] < cost[0, 0, 1]

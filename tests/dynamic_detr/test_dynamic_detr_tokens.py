@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from lib.dynamic_detr import model as M, objectives, spec as S, tokens as tk
-from tests.fast_compile import fast_jit
 
 
 @pytest.fixture(scope="module")
@@ -17,15 +16,15 @@ def tiny_model():
     """A 2-level detector, its params and the backbone tokens (x0, pos) of two images."""
     det = M.Detector(32, 3, widths=(8, 8), dim=16, heads=2, enc_layers=2, dec_layers=1, num_queries=5)
     images = jax.random.uniform(jax.random.key(1), (2, 32, 32, 3))
-    params = fast_jit(det.init)(jax.random.key(0), images)
-    x0, pos = fast_jit(functools.partial(det.apply, method=M.Detector.tokens))(params, images)
+    params = jax.jit(det.init)(jax.random.key(0), images)
+    x0, pos = jax.jit(functools.partial(det.apply, method=M.Detector.tokens))(params, images)
     return det, params, x0, pos
 
 
 def _encode(det, spec, params, x0, pos):
     """The encoder of `det` with `spec` (the decoder reads only its memory)."""
     var = M.Detector(**{**_fields(det), "spec": spec})
-    return fast_jit(functools.partial(var.apply, method=M.Detector.encode))(params, x0, pos)
+    return jax.jit(functools.partial(var.apply, method=M.Detector.encode))(params, x0, pos)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +96,7 @@ def _fields(det):
                                           "enc_layers", "dec_layers", "num_queries")}
 
 
-@functools.partial(fast_jit, static_argnames=("modes", "k", "allocation"))
+@functools.partial(jax.jit, static_argnames=("modes", "k", "allocation"))
 def _pipeline(score, level, centre, feat, size, *, modes, k, allocation="mass"):
     """Quota, selection, the dense reference merge and the encoder's fast merge, jitted once."""
     valid = jnp.ones(level.shape, bool)
@@ -158,13 +157,13 @@ def test_proximal_merges_into_nearest_kept_token_of_its_level():
 def test_holistic_merge_weights_follow_similarity():
     feat = jnp.asarray([[[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]]])
     level = jnp.zeros((1, 3), jnp.int32)
-    mm = fast_jit(functools.partial(tk.merge_matrix, modes=("holistic",), temperature=0.1))
+    mm = jax.jit(functools.partial(tk.merge_matrix, modes=("holistic",), temperature=0.1))
     m = mm(jnp.asarray([[0, 1]]), level, jnp.zeros((1, 3, 2)), feat, valid=jnp.ones((1, 3), bool))
     f = np.asarray(feat[0, 2]) / np.linalg.norm(feat[0, 2])
     logits = np.array([f @ [1.0, 0.0], f @ [0.0, 1.0]]) / 0.1
     expect = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
     np.testing.assert_allclose(m[0, 2], expect, rtol=1e-4, atol=1e-6)
-    x2, s2 = fast_jit(tk.aggregate)(m, feat, jnp.ones((1, 3)))
+    x2, s2 = jax.jit(tk.aggregate)(m, feat, jnp.ones((1, 3)))
     np.testing.assert_allclose(s2[0], 1.0 + expect, rtol=1e-4, atol=1e-6)
 
 
@@ -172,20 +171,20 @@ def test_mass_quota_is_proportional_to_importance_mass():
     prob = jnp.asarray([[0.9, 0.9, 0.9, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]])
     level = jnp.asarray([[0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]])
     valid = jnp.ones(level.shape, bool)
-    quota = fast_jit(tk.level_quota, static_argnums=(3, 4, 5))
+    quota = jax.jit(tk.level_quota, static_argnums=(3, 4, 5))
     q = np.asarray(quota(prob, level, valid, 6, 2, "mass"))[0]
     share = np.array([2.7, 0.9]) / 3.6
     np.testing.assert_array_equal(q, np.minimum(np.floor(share * 6), [3, 9]))
     q = np.asarray(quota(prob, level, valid, 6, 2, "count"))[0]
     np.testing.assert_array_equal(q, [1, 4])                  # floor(6·3/12), floor(6·9/12)
-    select = fast_jit(tk.select, static_argnums=(4,))
+    select = jax.jit(tk.select, static_argnums=(4,))
     idx = np.asarray(select(jnp.log(prob / (1 - prob)), level, valid, jnp.asarray([[0, 4]]), 6))[0]
     assert len(set(idx)) == 6 and (np.asarray(level)[0, idx] == 1).sum() >= 4
 
 
 def test_rank_in_level_matches_sorting():
     score, level, *_ = _random_tokens(5, n=10, levels=3)
-    r = np.asarray(fast_jit(tk.rank_in_level)(score, level))
+    r = np.asarray(jax.jit(tk.rank_in_level)(score, level))
     for b, i in itertools.product(range(2), range(10)):
         same = np.asarray(level)[b] == np.asarray(level)[b, i]
         assert r[b, i] == (np.asarray(score)[b][same] > np.asarray(score)[b, i]).sum()
@@ -205,7 +204,7 @@ def test_fast_merge_static_holistic_rows():
     """At the first block tokens are level-major, so a row range covers the holistic level."""
     score, _, centre, feat, size = _random_tokens(8, n=16)
     level = jnp.asarray(np.repeat([[0] * 10 + [1] * 6], 2, axis=0))
-    f = fast_jit(functools.partial(tk.merge_tokens, modes=("proximal", "holistic")),
+    f = jax.jit(functools.partial(tk.merge_tokens, modes=("proximal", "holistic")),
                  static_argnames=("holistic_rows",))
     idx = jnp.asarray([[0, 3, 5, 10, 12], [1, 2, 9, 14, 15]])
     full = f(idx, level, centre, feat, size)
@@ -220,7 +219,7 @@ def test_context_slot_pools_the_dropped_tokens_of_its_level():
     score, _, centre, feat, size = _random_tokens(9, n=16)
     level = jnp.asarray(np.repeat([[0] * 10 + [1] * 6], 2, axis=0))
     idx = jnp.asarray([[0, 3, 5, 10, 12], [1, 2, 9, 14, 15]])
-    x, s, hmap = fast_jit(functools.partial(tk.merge_tokens, modes=("drop", "context")))(
+    x, s, hmap = jax.jit(functools.partial(tk.merge_tokens, modes=("drop", "context")))(
         idx, level, centre, feat, size)
     assert x.shape == (2, 6, 5) and s.shape == (2, 6)
     feat, size, idx = np.asarray(feat), np.asarray(size), np.asarray(idx)

@@ -9,8 +9,6 @@ import pytest
 
 from lib.earth import eano, gltg, simulator
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def _sir_field(t, y, args):
     """EANO's epidemic block (d = 1) with the simulator's seasonal β(t) and fixed γ, ω."""
@@ -19,7 +17,7 @@ def _sir_field(t, y, args):
     return eano.epidemic_rhs(y[0], y[1], y[2], beta, gamma, omega, adj)
 
 
-@functools.partial(_jit, static_argnums=2)   # the true and the wrong γ share one compile
+@functools.partial(jax.jit, static_argnums=2)   # the true and the wrong γ share one compile
 def _solve_sir(y0, args, weeks):
     return eano.integrate(_sir_field, y0, 0.0, float(weeks), args, solver="rk4", dt=1 / 16,
                           saveat=diffrax.SaveAt(ts=jnp.arange(weeks + 1.0)))
@@ -74,7 +72,7 @@ def test_gradient_through_diffrax_matches_finite_differences(adjoint):
 
     with jax.enable_x64(True):
         rates = jnp.array([2.0, 1.3])
-        value_and_grad = _jit(jax.value_and_grad(final_infected))  # one compilation
+        value_and_grad = jax.jit(jax.value_and_grad(final_infected))  # one compilation
         grad = np.asarray(value_and_grad(rates)[1])
         eps = 1e-6
         fd = [(value_and_grad(rates + eps * e)[0] - value_and_grad(rates - eps * e)[0]) / (2 * eps)

@@ -10,7 +10,6 @@ import pytest
 
 from lib.earth import data as data_lib, epignn, task
 
-from tests.fast_compile import fast_jit as _jit
 
 PERM = np.array([3, 0, 4, 1, 2])
 
@@ -35,13 +34,13 @@ def test_epignn_is_equivariant_to_relabelling_regions():
     x = rng.uniform(size=(12, 5)).astype(np.float32)
     f = epignn.EpiGNN(a, k=3, hid_a=6)
     p = jax.jit(f.init)(jax.random.key(0), jnp.asarray(x))
-    apply_f = _jit(f.apply)
+    apply_f = jax.jit(f.apply)
     y = np.asarray(apply_f(p, x))
     assert y.shape == (5,)
     g = epignn.EpiGNN(a[np.ix_(PERM, PERM)], k=3, hid_a=6)
     q = jax.tree_util.tree_map_with_path(   # the region-indexed gate moves with the regions
         lambda path, v: v[np.ix_(PERM, PERM)] if "d_gate" in jax.tree_util.keystr(path) else v, p)
-    np.testing.assert_allclose(np.asarray(_jit(g.apply)(q, x[:, PERM])), y[PERM], atol=1e-5)
+    np.testing.assert_allclose(np.asarray(jax.jit(g.apply)(q, x[:, PERM])), y[PERM], atol=1e-5)
     # the adjacency matters: relabelling the series but not the graph changes the forecast
     assert np.abs(np.asarray(apply_f(p, x[:, PERM])) - y[PERM]).max() > 1e-4
 

@@ -7,7 +7,6 @@ import pytest
 
 from lib.earth import baselines, fusion, gltg, model
 
-from tests.fast_compile import fast_jit as _jit
 
 PERM = np.array([3, 0, 4, 1, 2])
 
@@ -22,9 +21,9 @@ def test_cross_attention_is_permutation_equivariant_with_the_graph():
     q, tok = rng.normal(size=(5, 8)), rng.normal(size=(5, 6))
     g = _graph(rng)
     att = fusion.CrossAttentionFusion(8, heads=2)
-    p = _jit(att.init)(jax.random.key(0), q, tok, g)
+    p = jax.jit(att.init)(jax.random.key(0), q, tok, g)
     p = jax.tree.map(lambda a: a * 3.0, p)  # make the graph bias and logits matter
-    apply = _jit(att.apply)                  # the graph is an argument: one compile
+    apply = jax.jit(att.apply)                  # the graph is an argument: one compile
     out = np.asarray(apply(p, q, tok, g))
     perm = np.asarray(apply(p, q[PERM], tok[PERM], g[np.ix_(PERM, PERM)]))
     np.testing.assert_allclose(perm, out[PERM], atol=1e-5)
@@ -37,8 +36,8 @@ def test_graph_learner_rows_are_stochastic_and_equivariant():
     rng = np.random.default_rng(1)
     z, g = rng.normal(size=(5, 4)), _graph(rng)
     gl = gltg.GraphLearner(4)
-    p = _jit(gl.init)(jax.random.key(1), z, g)
-    apply = _jit(gl.apply)
+    p = jax.jit(gl.init)(jax.random.key(1), z, g)
+    apply = jax.jit(gl.apply)
     a = np.asarray(apply(p, z, g))
     np.testing.assert_allclose(a.sum(1), 1.0, atol=1e-5)
     assert np.all(a >= 0)
@@ -61,7 +60,7 @@ def earth_case():
     sem = gltg.semantic_graph(rng.uniform(size=(12, 5)), 2)
     with jax.enable_x64(True):
         x = jnp.asarray(rng.uniform(size=(4, 5)))
-        params = _jit(model.Earth(*_graphs(adj, sem), hidden=4, heads=2, ar_lags=2).init)(
+        params = jax.jit(model.Earth(*_graphs(adj, sem), hidden=4, heads=2, ar_lags=2).init)(
             jax.random.key(0), x)
         # move off the init (EARTH's read-out starts at zero) and pick a random direction
         params = jax.tree.map(lambda p: p + 0.5 * rng.normal(size=p.shape), params)
@@ -72,7 +71,7 @@ def earth_case():
             out = m.apply(jax.tree.map(lambda p, d: p + c * d, params, direction), x)
             return jnp.sum(out ** 2), out
 
-        fn = _jit(jax.value_and_grad(loss, has_aux=True))
+        fn = jax.jit(jax.value_and_grad(loss, has_aux=True))
         yield fn, x, adj, sem
 
 
@@ -101,9 +100,9 @@ def test_gcn_gru_is_equivariant_to_relabelling_regions():
     adj = np.maximum(np.eye(5), rng.uniform(size=(5, 5)) < 0.4)
     adj = np.maximum(adj, adj.T).astype(float)
     x = jnp.asarray(rng.uniform(size=(4, 5)), jnp.float32)
-    params = _jit(baselines.Baseline("gcn_gru", gltg.geo_graph(adj), hidden=4).init)(
+    params = jax.jit(baselines.Baseline("gcn_gru", gltg.geo_graph(adj), hidden=4).init)(
         jax.random.key(0), x)
-    fn = _jit(lambda p, x, g: baselines.Baseline("gcn_gru", g, hidden=4).apply(p, x))
+    fn = jax.jit(lambda p, x, g: baselines.Baseline("gcn_gru", g, hidden=4).apply(p, x))
     out = np.asarray(fn(params, x, gltg.geo_graph(adj)))
     outp = np.asarray(fn(params, x[:, PERM], gltg.geo_graph(adj[np.ix_(PERM, PERM)])))
     np.testing.assert_allclose(outp, out[PERM], atol=1e-5)

@@ -20,7 +20,6 @@ from lib.common import config as config_lib
 from lib.common.config import ConfigError
 from lib.fleg3d.model import FlegNet
 from tests import experiment_runs
-from tests.fast_compile import fast_jit
 from tests.fleg3d import fleg3d_fixtures
 
 CONFIG = "configs/fleg3d/fleg3d.py:tiny"
@@ -144,7 +143,7 @@ def test_model_is_point_order_invariant(variant):
     desc = rng.uniform(size=(2, 67)).astype(np.float32)
     model = FlegNet(variant, (8, 16), (16,))
 
-    @fast_jit                                                  # one small compile per variant
+    @jax.jit                                                  # one small compile per variant
     def both_orders(key, pts, pts_p, desc):
         params = model.init(key, pts, desc)
         return model.apply(params, pts, desc), model.apply(params, pts_p, desc)

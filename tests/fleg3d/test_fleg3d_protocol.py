@@ -1,11 +1,11 @@
 """Incremental protocol: what each session may see, metrics in closed form, scoring rules."""
 import functools
 
+import jax
 import numpy as np
 import pytest
 
 from lib.fleg3d import methods, protocol, scoring
-from tests.fast_compile import fast_jit
 
 
 def _toy_protocol():
@@ -105,7 +105,7 @@ def test_class_means_and_loss_without_geometry():
                                [[2, 0], [0, 0], [0, 2]])
     text = np.eye(2, 4, dtype=np.float32)
     out = {"z": np.array([[1.0, 0, 0, 0], [0, 1, 0, 0]], np.float32), "e": np.zeros((2, 4), np.float32)}
-    loss, m = fast_jit(functools.partial(scoring.base_loss, temperature=0.1, align_weight=10.0))(
+    loss, m = jax.jit(functools.partial(scoring.base_loss, temperature=0.1, align_weight=10.0))(
         out, np.array([0, 1]), text)
     assert float(m["align_loss"]) == 0.0                         # no geometric embedding, no term
     assert float(loss) == pytest.approx(float(np.log1p(np.exp(-10.0))), rel=2e-2)

@@ -4,14 +4,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.gmflow import denoising, mixture
-from tests.fast_compile import fast_jit
 from tests.gmflow.gmflow_analytic import data_gm
 
 
 def test_u_x0_round_trip_and_closed_form():
     t = np.array([0.1, 0.4, 0.7, 1.0], np.float32)
 
-    @fast_jit
+    @jax.jit
     def round_trip():
         gm = mixture.make_gm(jax.random.normal(jax.random.key(0), (4, 3, 1, 2)),
                              jax.random.normal(jax.random.key(1), (4, 3, 1)),
@@ -34,7 +33,7 @@ def test_data_posterior_matches_bayes_on_a_grid():
     x_t, t = jnp.array([[[0.7]]]), 0.6
     grid = np.linspace(-6, 6, 24001)
 
-    @fast_jit
+    @jax.jit
     def densities():
         density = lambda gm: jnp.exp(jax.vmap(lambda v: mixture.log_prob(
             gm, v[None, None, None]))(jnp.asarray(grid, jnp.float32)))[:, 0]
@@ -53,7 +52,7 @@ def test_eq10_conversion_of_the_exact_posterior_is_exact():
     x_t = jax.random.normal(jax.random.key(0), (6, 1, 2))
     x_tau = x_t * 0.7 + 0.3 * jax.random.normal(jax.random.key(1), (6, 1, 2))
     t, tau = 0.8, 0.35
-    conv, direct = fast_jit(lambda x_t, x_tau: (
+    conv, direct = jax.jit(lambda x_t, x_tau: (
         denoising.convert_x0_gm(denoising.data_posterior(data, x_t, t), x_t, t, x_tau, tau),
         denoising.data_posterior(data, x_tau, tau)))(x_t, x_tau)
     for a, b in zip(conv, direct):
@@ -70,7 +69,7 @@ def test_eq9_transition_is_the_marginal_of_the_exact_bridge():
     cov12 = (a / a2) * s2 ** 2        # Cov(x_{t'}, x_t | x₀): x_t = (α_t/α') x_{t'} + noise
     var = s2 ** 2 - cov12 ** 2 / s ** 2
 
-    @fast_jit
+    @jax.jit
     def bridge_and_moments(x_t):
         post = denoising.data_posterior(data, x_t, t)
         gm = denoising.transition_gm(post, x_t, t, t_next)

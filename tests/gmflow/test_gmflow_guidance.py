@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from lib.gmflow import guidance, mixture
-from tests.fast_compile import fast_jit
 
 
-@functools.partial(fast_jit, static_argnames=("k", "batch", "g", "c", "logstd"))
+@functools.partial(jax.jit, static_argnames=("k", "batch", "g", "c", "logstd"))
 def _gm(key, k=1, batch=2, g=4, c=1, logstd=-0.5):
     k1, k2 = jax.random.split(key)
     return mixture.make_gm(jax.random.normal(k1, (batch, k, g, c)),
@@ -23,7 +22,7 @@ def test_probabilistic_guidance_k1_is_the_target_gaussian():
     cond, uncond = _gm(jax.random.key(0)), _gm(jax.random.key(1))
     w = 0.6
 
-    @fast_jit
+    @jax.jit
     def moments(cond, uncond):
         out = guidance.probabilistic_guidance(cond, uncond, w, orthogonal=1.0)
         mu_c = mixture.moment_match(cond)[0]
@@ -43,14 +42,14 @@ def test_probabilistic_guidance_k1_is_the_target_gaussian():
 
 def test_probabilistic_guidance_zero_strength_keeps_the_conditional_gm():
     cond, uncond = _gm(jax.random.key(0), k=3), _gm(jax.random.key(1), k=3)
-    out = fast_jit(guidance.probabilistic_guidance)(cond, uncond, 0.0)
+    out = jax.jit(guidance.probabilistic_guidance)(cond, uncond, 0.0)
     for a, b in zip(out, cond):
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_guidance_keeps_k_components_and_lowers_variance():
     cond, uncond = _gm(jax.random.key(2), k=5), _gm(jax.random.key(3), k=5)
-    out = fast_jit(guidance.probabilistic_guidance)(cond, uncond, 0.5)
+    out = jax.jit(guidance.probabilistic_guidance)(cond, uncond, 0.5)
     assert out.means.shape == cond.means.shape
     assert np.all(np.asarray(out.logstd) < np.asarray(cond.logstd))
 
@@ -58,7 +57,7 @@ def test_guidance_keeps_k_components_and_lowers_variance():
 def test_cfg_interpolates_and_extrapolates_means():
     cond, uncond = _gm(jax.random.key(4), k=2), _gm(jax.random.key(5), k=2)
     mc, mu = np.asarray(mixture.mean(cond)), np.asarray(mixture.mean(uncond))
-    guided_mean = fast_jit(lambda w: mixture.mean(guidance.classifier_free_guidance(
+    guided_mean = jax.jit(lambda w: mixture.mean(guidance.classifier_free_guidance(
         cond, uncond, w, orthogonal=0.0)))
     for w in (0.0, 1.0, 3.0):
         np.testing.assert_allclose(guided_mean(w), mu + w * (mc - mu), atol=1e-5)

@@ -7,7 +7,6 @@ import pytest
 
 from lib.gmflow import image_data, report
 from lib.gmflow.networks import GMFlowUNet
-from tests.fast_compile import fast_jit
 
 
 def test_unet_head_shapes_and_init():
@@ -17,8 +16,8 @@ def test_unet_head_shapes_and_init():
                        num_classes=5, t_embed_dim=8, cond_dim=8)
     x = jax.random.normal(jax.random.key(0), (2, 32, 2))
     labels = jnp.array([0, 5])                     # 5 = the null class
-    params = fast_jit(model.init)(jax.random.key(1), x, jnp.ones((2,)), labels)
-    apply = fast_jit(lambda p, x, t, lab: model.apply(p, x, t, lab))
+    params = jax.jit(model.init)(jax.random.key(1), x, jnp.ones((2,)), labels)
+    apply = jax.jit(lambda p, x, t, lab: model.apply(p, x, t, lab))
     gm = apply(params, x, jnp.array([0.3, 0.7]), labels)
     assert gm.means.shape == (2, 3, 32, 2) and gm.means.dtype == jnp.float32
     assert gm.logweights.shape == (2, 3, 32) and gm.logstd.shape == (2,)

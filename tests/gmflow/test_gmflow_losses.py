@@ -6,7 +6,6 @@ import numpy as np
 
 from lib.gmflow import denoising, losses, mixture
 from lib.gmflow.networks import GMFlowMLP
-from tests.fast_compile import fast_jit
 from tests.gmflow.gmflow_analytic import data_gm, data_samples
 
 
@@ -16,12 +15,12 @@ def test_k1_kl_gradients_are_half_the_l2_flow_matching_gradients():
     model = GMFlowMLP(groups=1, channels=2, num_components=1, width=32, depth=2,
                       coord_embed_dim=8)
     x0 = jnp.asarray(data_samples(64, 0))[:, None, :]
-    params = fast_jit(model.init)(jax.random.key(0), x0[:1], jnp.ones((1,)))
+    params = jax.jit(model.init)(jax.random.key(0), x0[:1], jnp.ones((1,)))
     key = jax.random.key(1)
 
     def grads(kind):
         fn = losses.loss_fn(kind)
-        return fast_jit(jax.grad(lambda p: fn(lambda x, t: model.apply(p, x, t), x0, key)))(params)
+        return jax.jit(jax.grad(lambda p: fn(lambda x, t: model.apply(p, x, t), x0, key)))(params)
 
     g_kl, g_l2 = grads("gm_kl")["params"], grads("l2")["params"]
     # Dense_7/Dense_8: the log-std head (from the (t, class) embedding), untouched by L2.
@@ -52,7 +51,7 @@ def test_transition_loss_prefers_the_exact_denoiser():
         return gm._replace(means=gm.means + 0.3)
 
     key = jax.random.key(2)
-    scores = fast_jit(lambda lam: [losses.transition_loss(fn, x0, key, lam, t_min=0.05)
+    scores = jax.jit(lambda lam: [losses.transition_loss(fn, x0, key, lam, t_min=0.05)
                                    for fn in (exact, shifted)])
     for lam in (0.5, 0.9, 1.0):
         good, bad = map(float, scores(lam))
@@ -64,7 +63,7 @@ def test_transition_loss_at_lambda_one_is_the_kl_loss_plus_log_sigma():
     data = data_gm()
     x0 = jnp.asarray(data_samples(8, 4))[:, None, :]
 
-    @fast_jit
+    @jax.jit
     def both_sides():
         t = jnp.linspace(0.1, 0.9, 8)
         eps = jax.random.normal(jax.random.key(0), x0.shape)

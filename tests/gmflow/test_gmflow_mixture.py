@@ -8,10 +8,9 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from lib.gmflow import mixture
-from tests.fast_compile import fast_jit
 
 
-@functools.partial(fast_jit, static_argnames=("batch", "k", "g", "c"))
+@functools.partial(jax.jit, static_argnames=("batch", "k", "g", "c"))
 def _random_gm(key, batch=3, k=4, g=2, c=3):
     k1, k2, k3 = jax.random.split(key, 3)
     return mixture.make_gm(jax.random.normal(k1, (batch, k, g, c)),
@@ -22,7 +21,7 @@ def _random_gm(key, batch=3, k=4, g=2, c=3):
 def test_log_prob_matches_direct_density():
     gm = _random_gm(jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (3, 2, 3))
-    got = np.asarray(fast_jit(mixture.log_prob)(gm, x))
+    got = np.asarray(jax.jit(mixture.log_prob)(gm, x))
     w = np.exp(np.asarray(gm.logweights))
     s = np.exp(np.asarray(gm.logstd))
     for b in range(3):
@@ -34,7 +33,7 @@ def test_log_prob_matches_direct_density():
                        for k in range(4))
             total += np.log(dens)
         np.testing.assert_allclose(got[b], total, rtol=1e-5)
-    np.testing.assert_allclose(fast_jit(mixture.nll_per_dim)(gm, x), -got / 6, rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(mixture.nll_per_dim)(gm, x), -got / 6, rtol=1e-6)
 
 
 def test_make_gm_rejects_mismatched_shapes():
@@ -48,23 +47,23 @@ def test_gaussian_mask_equals_numerical_product():
                          jnp.array([[[0.2], [-0.3], [0.1]]]), jnp.array([-0.7]))
     p, h = jnp.array([0.8]), jnp.array([[[1.1]]])
     grid = np.linspace(-8, 8, 20001)
-    density = fast_jit(lambda g: jnp.exp(jax.vmap(lambda v: mixture.log_prob(
+    density = jax.jit(lambda g: jnp.exp(jax.vmap(lambda v: mixture.log_prob(
         g, v[None, None, None]))(jnp.asarray(grid, jnp.float32)))[:, 0])
     dens = np.asarray(density(gm)) * np.exp(-0.4 * grid ** 2 + 1.1 * grid)
     dens /= np.trapezoid(dens, grid)
-    masked = fast_jit(mixture.gaussian_mask)(gm, p, h)
+    masked = jax.jit(mixture.gaussian_mask)(gm, p, h)
     got = np.asarray(density(masked))
     np.testing.assert_allclose(got, dens, atol=1e-5)
 
 
 def test_zero_mask_is_identity_and_moments_match_samples():
     gm = _random_gm(jax.random.key(2), batch=2)
-    same = fast_jit(mixture.gaussian_mask)(gm, jnp.zeros(2), jnp.zeros((2, 2, 3)))
+    same = jax.jit(mixture.gaussian_mask)(gm, jnp.zeros(2), jnp.zeros((2, 2, 3)))
     for a, b in zip(same, gm):
         np.testing.assert_allclose(a, b, atol=1e-6)
-    xs = np.asarray(fast_jit(lambda g: mixture.sample(
+    xs = np.asarray(jax.jit(lambda g: mixture.sample(
         jax.tree.map(lambda a: jnp.repeat(a[:1], 40000, axis=0), g), jax.random.key(3)))(gm))
-    mean, var = fast_jit(mixture.moment_match)(gm)
+    mean, var = jax.jit(mixture.moment_match)(gm)
     np.testing.assert_allclose(xs.mean(0), mean[0], atol=0.03)
     np.testing.assert_allclose(((xs - xs.mean(0)) ** 2).mean(), var[0], rtol=0.03)
 

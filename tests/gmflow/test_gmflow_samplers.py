@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from lib.gmflow import denoising, metrics, mixture, samplers
-from tests.fast_compile import fast_jit
 from tests.gmflow.gmflow_analytic import data_gm, data_samples
 
 N = 3000
@@ -19,10 +18,10 @@ def setup():
     x1 = jax.random.normal(jax.random.key(0), (N, 1, 2))
     ref = data_samples(N, 1)
     floor = metrics.sliced_wasserstein(data_samples(N, 2), ref, 64)
-    gm_run = fast_jit(lambda x1, key, nfe, sub, solver: samplers.gm_sample(
+    gm_run = jax.jit(lambda x1, key, nfe, sub, solver: samplers.gm_sample(
         den, x1, key, nfe=nfe, solver=solver, substeps=sub), static_argnums=(4,))
     # Euler (diffrax) on the exact mean velocity, NFE static (the number of steps)
-    euler_run = fast_jit(lambda x1, key, nfe: samplers.fm_sample(vel, x1, key, nfe=nfe,
+    euler_run = jax.jit(lambda x1, key, nfe: samplers.fm_sample(vel, x1, key, nfe=nfe,
                                                                   solver="euler"),
                          static_argnums=(2,))
     return {"den": den, "vel": vel, "x1": x1, "ref": ref, "floor": floor, "gm_run": gm_run,
@@ -69,7 +68,7 @@ def test_gm_ode_on_a_point_mass_is_euler(setup):
     s = setup
     x1 = s["x1"][:100]
     den = samplers.velocity_denoiser(s["vel"])
-    a = fast_jit(lambda x1: samplers.gm_sample(den, x1, jax.random.key(0), nfe=4,
+    a = jax.jit(lambda x1: samplers.gm_sample(den, x1, jax.random.key(0), nfe=4,
                                                solver="gm_ode", substeps=5))(x1)
     b = s["euler_run"](x1, jax.random.key(0), 4)
     np.testing.assert_allclose(a, b, atol=1e-4)

@@ -7,7 +7,6 @@ from lib.common import mesh as mesh_lib
 from lib.common import train_loop
 from lib.gmflow import losses, toys, training
 from lib.gmflow.networks import GMFlowMLP
-from tests.fast_compile import fast_jit
 
 STEPS = 30
 
@@ -31,7 +30,7 @@ def _eval_loss(model):
     compile for the three evaluations)."""
     x = jnp.asarray(toys.as_points(toys.checkerboard(np.random.default_rng(123), 2048)))
     fn = losses.loss_fn("gm_transition", 0.9)
-    loss = fast_jit(lambda params: fn(lambda xt, t: model.apply(params, xt, t), x,
+    loss = jax.jit(lambda params: fn(lambda xt, t: model.apply(params, xt, t), x,
                                       jax.random.key(9)))
     return lambda params: float(loss(params))
 
@@ -45,7 +44,7 @@ def test_tiny_run_lowers_loss_and_resumes_from_its_checkpoint(tmp_path):
     # one device: checkpointing a state replicated over the 8 fake test devices costs more
     # than the training; sharded training is covered by tests/common
     mesh = mesh_lib.make_mesh(1, 1, devices=jax.devices()[:1])
-    init = fast_jit(task.init_state)(jax.random.key(0))  # train_loop's init key (seed 0)
+    init = jax.jit(task.init_state)(jax.random.key(0))  # train_loop's init key (seed 0)
     workdir = str(tmp_path / "run")
     half = train_loop.train(task, train_loop.LoopConfig(num_steps=STEPS // 2, log_every=15,
                                                         checkpoint_every=15),

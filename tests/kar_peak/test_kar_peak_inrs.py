@@ -8,14 +8,12 @@ import pytest
 from lib.kar_peak import encodings
 from lib.kar_peak.inrs import INR, KINDS
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def test_kar_peak_every_inr_kind_maps_coordinates_to_outputs():
     x = jnp.linspace(-1, 1, 10).reshape(5, 2)
     for kind in KINDS:
         model = INR(kind=kind, width=8, depth=2, out_dim=3, levels=2, features=4)
-        y = _jit(lambda x, m=model: m.apply(m.init(jax.random.key(0), x), x))(x)
+        y = jax.jit(lambda x, m=model: m.apply(m.init(jax.random.key(0), x), x))(x)
         assert y.shape == (5, 3) and bool(jnp.all(jnp.isfinite(y))), kind
     with pytest.raises(ValueError, match="unknown INR kind"):
         INR(kind="hash").init(jax.random.key(0), x)
@@ -41,8 +39,8 @@ def test_kar_peak_learnable_frequencies_get_gradients_only_when_enabled():
     x = jax.random.uniform(jax.random.key(1), (8, 2), minval=-1, maxval=1)
     for learn in (True, False):
         model = INR(kind="peak", width=8, depth=1, features=4, learn_frequencies=learn)
-        p = _jit(model.init)(jax.random.key(0), x)
-        g = _jit(jax.grad(lambda q, m=model: jnp.sum(m.apply(q, x) ** 2)))(p)
+        p = jax.jit(model.init)(jax.random.key(0), x)
+        g = jax.jit(jax.grad(lambda q, m=model: jnp.sum(m.apply(q, x) ** 2)))(p)
         gf = g["params"]["PEAK_0"]["frequencies"]
         assert (float(jnp.abs(gf).max()) > 0) == learn
         assert float(jnp.abs(g["params"]["PEAK_0"]["coef_1"]).max()) > 0
@@ -50,6 +48,6 @@ def test_kar_peak_learnable_frequencies_get_gradients_only_when_enabled():
 
 def test_kar_peak_siren_initialisation_ranges():
     model = INR(kind="siren", width=16, depth=2, omega0=30.0)
-    p = _jit(model.init)(jax.random.key(0), jnp.zeros((1, 2)))["params"]
+    p = jax.jit(model.init)(jax.random.key(0), jnp.zeros((1, 2)))["params"]
     assert float(jnp.abs(p["Dense_0"]["kernel"]).max()) <= 0.5          # U(-1/d, 1/d), d = 2
     assert float(jnp.abs(p["Dense_1"]["kernel"]).max()) <= (6 / 16) ** 0.5 / 30

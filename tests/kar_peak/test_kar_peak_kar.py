@@ -7,8 +7,6 @@ import pytest
 
 from lib.kar_peak import kar
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def _psd(key, n, r=None):
     a = jax.random.normal(key, (n, r or n))
@@ -50,7 +48,7 @@ def test_kar_peak_smoother_matches_dense_matrix():
 def test_kar_peak_smoother_forms_vanish_on_constant_signals():
     net = kar.AttentionNet(rank=5, width=8)
     rows = jnp.linspace(-1, 1, 6)[:, None]
-    a_row = _jit(lambda x: net.apply(net.init(jax.random.key(0), x), x))(rows)
+    a_row = jax.jit(lambda x: net.apply(net.init(jax.random.key(0), x), x))(rows)
     np.testing.assert_allclose(jnp.sum(a_row, -1), 1.0, rtol=1e-6)     # rows on the simplex
     const = jnp.full((6, 6, 3), 0.4)
     assert abs(float(kar.kar_rowcol(const, a_row, a_row))) < 1e-10

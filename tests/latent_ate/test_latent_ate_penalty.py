@@ -6,7 +6,6 @@ import pytest
 
 from lib.latent_ate import estimators, report
 from lib.latent_ate import learners as lrn
-from tests.fast_compile import fast_jit
 
 
 def _rows(n=240, signal=1.0, seed=0):
@@ -23,7 +22,7 @@ def test_cv_mlp_never_looks_at_rows_outside_the_training_set_and_tracks_the_sign
     (signal 0) CV picks a fit that is nearly constant."""
     net = lrn.mlp("regression", hidden=(8,), lr=3e-2, steps=60, eval_every=10, penalty="cv",
                   l2_grid=(1e-3, 1.0, 100.0), cv_folds=2)
-    fit = fast_jit(net.fit_predict)
+    fit = jax.jit(net.fit_predict)
     x, y, w = _rows()
     key = jax.random.key(0)
     pred = np.asarray(fit(x, y, w, x, key))
@@ -48,7 +47,7 @@ def test_scaled_penalty_is_the_fixed_penalty_divided_by_the_rows_fitted():
     kw = dict(hidden=(8,), lr=1e-2, steps=20, eval_every=5)
     scaled = lrn.mlp("regression", l2=50.0, penalty="scaled", **kw).fit_predict
     fixed = lrn.mlp("regression", l2=50.0 / n_fit, penalty="fixed", **kw).fit_predict
-    both = fast_jit(lambda k: (scaled(x, y, w, x, k), fixed(x, y, w, x, k)))
+    both = jax.jit(lambda k: (scaled(x, y, w, x, k), fixed(x, y, w, x, k)))
     a, b = both(key)
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match=r"mlp penalty must be one of"):

@@ -7,7 +7,6 @@ import pytest
 from jax.scipy.stats import norm
 
 from lib.maxentdp import agent as agent_lib, diffusion_policy as dp, logprob, q_weighted
-from tests.fast_compile import FAST_COMPILE as FAST
 
 OBS, ACT, B = 2, 2, 8
 
@@ -18,7 +17,7 @@ def _agent(bound):
                                 eps_hidden=(8,), qne_samples=8, logprob_draws=3,
                                 eval_candidates=3)
     agent = agent_lib.make(cfg, OBS, ACT)
-    state = jax.jit(agent.init, compiler_options=FAST)(jax.random.key(0))
+    state = jax.jit(agent.init)(jax.random.key(0))
     # Push the ε-network's output far out (bias ±20): x̂₀ = (x − √(1−ᾱ) ε)/√ᾱ leaves the box
     # in opposite directions for the two action dimensions, so the bound is what keeps the
     # actions inside.
@@ -41,7 +40,7 @@ def test_actions_stay_in_the_box_when_the_network_pushes_out(bound):
     agent, state = _agent(bound)
     obs = jnp.asarray(np.random.default_rng(1).normal(size=(64, OBS)), jnp.float32)
     for fn in (agent.act, agent.act_eval):
-        a = np.asarray(jax.jit(fn, compiler_options=FAST)(state, obs, jax.random.key(2)))
+        a = np.asarray(jax.jit(fn)(state, obs, jax.random.key(2)))
         assert np.all(np.abs(a) <= 1.0), np.abs(a).max()
         # x̂₀ sits on the corner (−1, 1) (tanh: its latent), the last DDPM step adds noise of
         # sd ≈ 0.006 around it: "clip" cuts the half outside to ±1, tanh stays inside
@@ -58,11 +57,11 @@ def test_backup_log_prob_is_the_density_of_the_clipped_action():
     not at the unclipped latent x₀ (which the sampler leaves up to ~1e-2 outside the box)."""
     agent, state = _agent("clip")
     batch, key = _batch(), jax.random.key(5)
-    _, metrics = jax.jit(agent.update, compiler_options=FAST)(state, batch, key)
+    _, metrics = jax.jit(agent.update)(state, batch, key)
     k_next = jax.random.split(key, 3)[0]
     ks, kl = jax.random.split(k_next)
-    a_next = jax.jit(agent.act, compiler_options=FAST)(state, batch["next_obs"], ks)
-    lp = jax.jit(agent.log_prob, compiler_options=FAST)(state, batch["next_obs"], a_next, kl)
+    a_next = jax.jit(agent.act)(state, batch["next_obs"], ks)
+    lp = jax.jit(agent.log_prob)(state, batch["next_obs"], a_next, kl)
     np.testing.assert_allclose(metrics["entropy_next"], -jnp.mean(lp), rtol=1e-5)
     # and the QNE step is finite with replay actions on the box's faces (no atanh for "clip")
     assert np.isfinite(float(metrics["actor_loss"])) and np.isfinite(float(metrics["critic_loss"]))

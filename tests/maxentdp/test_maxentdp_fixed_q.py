@@ -7,7 +7,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.maxentdp import diagnostics
-from tests.fast_compile import fast_jit
 
 
 def test_sector_helpers_on_a_known_four_mode_q():
@@ -32,6 +31,6 @@ def test_qne_with_fixed_four_mode_q_keeps_all_modes():
     a symmetric 4-mode Q puts 25 % ± 10 % of its samples in each goal sector."""
     res = diagnostics.fit_fixed_q(jax.random.key(0), num_candidates=32, steps=6, updates=300,
                                   batch=32, hidden=(32, 32), time_hidden=(16,), fourier=8,
-                                  samples=1000, jit=fast_jit)
+                                  samples=1000, jit=jax.jit)
     np.testing.assert_allclose(res["expected_mass"], 0.25, atol=1e-3)
     assert np.all(np.abs(np.asarray(res["sector_mass"]) - 0.25) < 0.1), res

@@ -5,12 +5,10 @@ import numpy as np
 import optax
 
 from lib.maxentdp import diffusion_policy as dp, logprob
-from tests.fast_compile import FAST_COMPILE
 from tests.maxentdp import mixture_maxentdp as mix
 
 XS = jnp.linspace(-1.3, 1.3, 9)[:, None]
-_latent_log_prob = jax.jit(logprob.latent_log_prob, static_argnums=(0, 4, 5),
-                           compiler_options=FAST_COMPILE)
+_latent_log_prob = jax.jit(logprob.latent_log_prob, static_argnums=(0, 4, 5))
 
 
 def test_integral_with_exact_denoiser_converges_to_true_log_density():
@@ -60,7 +58,7 @@ def test_trained_policy_log_prob_matches_mixture_density():
     train = jax.jit(lambda c, keys: jax.lax.scan(step, c, keys)[0])
     params, _ = train((params, opt_state), jax.random.split(jax.random.key(1), 1500))
     obs_n = jnp.zeros((128, XS.shape[0], 1))
-    lp = jax.jit(compiler_options=FAST_COMPILE)(lambda p: logprob.latent_log_prob(
+    lp = jax.jit(lambda p: logprob.latent_log_prob(
         lambda x, l: net.apply(p, obs_n, x, l), XS, jax.random.key(2), dp.schedule(20),
         num_draws=128, clip_x0=dp.U_MAX))(params)
     true = mix.log_density(XS[:, 0])
@@ -72,8 +70,7 @@ def test_trained_policy_log_prob_matches_mixture_density():
 
 def test_ddpm_sampler_with_exact_denoiser_reproduces_the_mixture():
     x = jax.jit(lambda k: dp.ddpm_sample(mix.exact_eps, k, (8000, 1), dp.schedule(50),
-                                         clip_x0=None),
-                compiler_options=FAST_COMPILE)(jax.random.key(3))[:, 0]
+                                         clip_x0=None))(jax.random.key(3))[:, 0]
     ref = mix.sample(jax.random.key(4), 200_000)[:, 0]
     assert abs(float(x.mean() - ref.mean())) < 0.03
     assert abs(float(x.std() - ref.std())) < 0.03
@@ -85,13 +82,13 @@ def test_tanh_log_prob_is_latent_log_prob_minus_jacobian():
     net = dp.EpsNet(2, fourier_dim=8, time_hidden=(8,), hidden=(16,))
     obs = jnp.ones((3, 4))
     x0 = jnp.array([[0.1, -0.5], [1.2, 0.3], [-2.0, 0.0]])
-    params = jax.jit(net.init, compiler_options=FAST_COMPILE)(jax.random.key(0), obs, x0,
+    params = jax.jit(net.init)(jax.random.key(0), obs, x0,
                                                                   jnp.zeros((3,)))
     sched, key = dp.schedule(3), jax.random.key(1)
     obs_n = jnp.broadcast_to(obs, (2,) + obs.shape)
 
     # one compile for both estimates instead of op-by-op eager dispatch
-    @jax.jit(compiler_options=FAST_COMPILE)
+    @jax.jit
     def both(params):
         lp_tanh = logprob.policy_log_prob(net, params, obs, x0, key, sched, 2, "tanh")
         lp_x = logprob.latent_log_prob(lambda x, l: net.apply(params, obs_n, x, l), x0, key,

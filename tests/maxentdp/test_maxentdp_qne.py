@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from lib.maxentdp import diffusion_policy as dp, q_weighted
-from tests.fast_compile import FAST_COMPILE as FAST
 
 ALPHA = 0.5
 MU = jnp.array([0.2, -0.1])
@@ -26,7 +25,7 @@ def analytic_eps(x_t, ab):
 # one log-target object and one jitted estimator, so the three ᾱ cases share a compile
 # (a fresh closure per case is a new static argument, i.e. a recompile)
 _CLIP_TARGET = q_weighted.soft_q_log_target(quadratic_q, ALPHA, "clip")
-_qne_jit = jax.jit(q_weighted.qne_target, static_argnums=(3, 4, 5), compiler_options=FAST)
+_qne_jit = jax.jit(q_weighted.qne_target, static_argnums=(3, 4, 5))
 
 
 @pytest.mark.parametrize("ab_value", [0.97, 0.6, 0.2])
@@ -57,8 +56,7 @@ def test_qne_target_monte_carlo_spread_shrinks_like_one_over_sqrt_k():
     spread = {}
     for k in (100, 1600):
         ests = jax.jit(jax.vmap(
-            lambda key: q_weighted.qne_target(key, x_t, ab, log_target, k, "clip")),
-            compiler_options=FAST)(
+            lambda key: q_weighted.qne_target(key, x_t, ab, log_target, k, "clip")))(
             jax.random.split(jax.random.key(2), 64))
         spread[k] = float(jnp.std(ests[:, 0, 0]))
     assert 2.5 < spread[100] / spread[1600] < 6.5, spread

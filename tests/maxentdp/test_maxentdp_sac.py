@@ -4,7 +4,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.maxentdp import agent as agent_lib, critics, sac
-from tests.fast_compile import FAST_COMPILE as FAST
 
 OBS, ACT, B = 3, 2, 4
 
@@ -32,10 +31,10 @@ def test_sac_update_matches_hand_computation():
                                 batch_size=B, critic_hidden=(5,), actor_hidden=(6,),
                                 critic_lr=1e-2, actor_lr=2e-2, alpha_lr=5e-2)
     agent = agent_lib.make(cfg, OBS, ACT)
-    state = jax.jit(agent.init, compiler_options=FAST)(jax.random.key(0))
+    state = jax.jit(agent.init)(jax.random.key(0))
     state = {**state, "target_critic": jax.tree.map(lambda x: x + 0.05, state["critic"])}
     batch, key = _batch(), jax.random.key(7)
-    new, metrics = jax.jit(agent.update, compiler_options=FAST)(state, batch, key)
+    new, metrics = jax.jit(agent.update)(state, batch, key)
     k_next, k_actor, k_alpha = jax.random.split(key, 3)
     actor, q_net = sac.GaussianActor(ACT, (6,)), critics.TwinQ((5,))
 
@@ -45,7 +44,7 @@ def test_sac_update_matches_hand_computation():
     y = np.asarray(batch["reward"]) + 0.9 * np.asarray(batch["mask"]) * (
         q_next.min(0) - 0.3 * logp_next)
     loss = lambda p: jnp.sum((q_net.apply(p, batch["obs"], batch["action"]) - y) ** 2) / B
-    loss_value, g = jax.jit(jax.value_and_grad(loss), compiler_options=FAST)(state["critic"])
+    loss_value, g = jax.jit(jax.value_and_grad(loss))(state["critic"])
     np.testing.assert_allclose(metrics["critic_loss"], loss_value, rtol=1e-5)
     # Adam's first step moves every parameter by lr·g/(|g| + 1e-8)
     critic = jax.tree.map(lambda p, gg: p - 1e-2 * gg / (jnp.abs(gg) + 1e-8), state["critic"], g)
@@ -62,8 +61,7 @@ def test_sac_update_matches_hand_computation():
         logp = (jnp.sum(-0.5 * n ** 2 - log_std - 0.5 * jnp.log(2 * jnp.pi), -1)
                 - jnp.sum(jnp.log(1 - jnp.tanh(u) ** 2), -1))
         return jnp.mean(0.3 * logp - jnp.min(q_net.apply(critic, batch["obs"], jnp.tanh(u)), 0))
-    actor_loss_value, ga = jax.jit(jax.value_and_grad(actor_loss),
-                                   compiler_options=FAST)(state["actor"])
+    actor_loss_value, ga = jax.jit(jax.value_and_grad(actor_loss))(state["actor"])
     np.testing.assert_allclose(metrics["actor_loss"], actor_loss_value, rtol=1e-4)
     actor_new = jax.tree.map(lambda p, gg: p - 2e-2 * gg / (jnp.abs(gg) + 1e-8), state["actor"], ga)
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-5), new["actor"], actor_new)
@@ -91,6 +89,6 @@ def test_sac_log_prob_integrates_to_one_in_1d():
     state = {"actor": params}
     a = jnp.linspace(-0.9999, 0.9999, 40001)[:, None]
     obs = jnp.broadcast_to(jnp.array([[0.3, -1.2]]), (a.shape[0], 2))
-    log_prob = jax.jit(agent.log_prob, compiler_options=FAST)
+    log_prob = jax.jit(agent.log_prob)
     dens = jnp.exp(log_prob(state, obs, a, jax.random.key(0)))
     assert abs(float(jnp.trapezoid(dens, a[:, 0])) - 1.0) < 1e-3

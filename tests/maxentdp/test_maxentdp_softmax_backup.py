@@ -8,9 +8,8 @@ import pytest
 from lib.common.config import ConfigError, load_config
 from lib.maxentdp import agent as agent_lib, critics
 from lib.maxentdp.config_schema import validate
-from tests.fast_compile import fast_jit
 
-soft_max_value = fast_jit(critics.soft_max_value, static_argnums=2)
+soft_max_value = jax.jit(critics.soft_max_value, static_argnums=2)
 
 
 def test_constant_q_gives_q_plus_log_volume():

@@ -14,7 +14,6 @@ from lib.common import config as config_lib, workdir as wd
 from lib.common.config import ConfigError
 from lib.multipdenet import model as mp
 from lib.multipdenet.runs import run_config
-from tests.fast_compile import fast_jit
 
 N, DT = 16, 0.02
 NET = {"arch": "fno", "modes": 4, "width": 6, "depth": 1, "projection_width": 8}
@@ -37,9 +36,9 @@ def test_every_option_is_classical_solver_when_networks_output_zero(every):
     u0 = _state()
     classical = mp.make_model("navier_stokes", 2 * np.pi / N, DT, n_micro=2, filter_mode="frozen",
                               corrector=None, micro_net=None, macro_net=None)
-    want = fast_jit(lambda p, u: mp.rollout(classical, p, u, 2))(classical.init(jax.random.key(0), u0), u0)
+    want = jax.jit(lambda p, u: mp.rollout(classical, p, u, 2))(classical.init(jax.random.key(0), u0), u0)
     model = _model(every)  # zero-initialised output layers, symmetric filters at θ = 0
-    got = fast_jit(lambda p, u: mp.rollout(model, p, u, 2))(model.init(jax.random.key(0), u0), u0)
+    got = jax.jit(lambda p, u: mp.rollout(model, p, u, 2))(model.init(jax.random.key(0), u0), u0)
     assert float(jnp.abs(want[-1] - u0).max()) > 1e-2  # the state moves well past the tolerance
     np.testing.assert_allclose(got, want, atol=1e-5)
 
@@ -71,10 +70,10 @@ def test_micro_and_macro_hold_the_correction_as_documented():
     model_micro, model_macro, model_stage = _model("micro"), _model("macro"), _model("stage")
     params = _corrector_on(model_micro, u0)
     corr = lambda p, u: model_micro.apply(p, u, method=mp.MultiPDENet.correction)  # noqa: E731
-    step = {m.corrector_every: fast_jit(lambda p, u, m=m: mp.macro_step(m, p, u))
+    step = {m.corrector_every: jax.jit(lambda p, u, m=m: mp.macro_step(m, p, u))
             for m in (model_stage, model_micro, model_macro)}
 
-    @fast_jit
+    @jax.jit
     def by_hand(p, u0):
         # micro: Corr at the start of each micro step, held over its four stages
         u = u0

@@ -8,7 +8,6 @@ import pytest
 
 from lib.multipdenet import filters, physics, stencils
 from lib.multipdenet.filters import DerivativeFilters1D, DerivativeFilters2D
-from tests.fast_compile import fast_jit
 
 
 def _random_params(params, key):
@@ -27,14 +26,14 @@ def test_shifted_sums_equal_convolution_for_random_kernels():
     # non-square grid and a leading batch axis: a swapped axis or a wrong shift sign shows
     u = jax.random.normal(jax.random.key(0), (3, 11, 8, 2))
     kernels = jax.random.normal(jax.random.key(1), (5, 5, 3))
-    want = fast_jit(filters.apply_stencils_2d)(u, kernels)
-    got = fast_jit(filters.shifted_stencils_2d)(u, kernels)
+    want = jax.jit(filters.apply_stencils_2d)(u, kernels)
+    got = jax.jit(filters.shifted_stencils_2d)(u, kernels)
     for n in range(3):
         _assert_same(got[n], want[..., n])
     v = jax.random.normal(jax.random.key(2), (3, 13, 2))
     k1 = jax.random.normal(jax.random.key(3), (7, 2))
-    want1 = fast_jit(filters.apply_stencils_1d)(v, k1)
-    for n, g in enumerate(fast_jit(filters.shifted_stencils_1d)(v, k1)):
+    want1 = jax.jit(filters.apply_stencils_1d)(v, k1)
+    for n, g in enumerate(jax.jit(filters.shifted_stencils_1d)(v, k1)):
         _assert_same(g, want1[..., n])
 
 
@@ -47,7 +46,7 @@ def test_2d_filters_shifted_equal_conv_for_every_mode(mode, layout):
     params = conv.init(jax.random.key(0), u)
     if mode != "frozen":  # learnable filters away from their FD initialisation
         params = _random_params(params, jax.random.key(1))
-    want, got = fast_jit(conv.apply)(params, u), fast_jit(shifted.apply)(params, u)
+    want, got = jax.jit(conv.apply)(params, u), jax.jit(shifted.apply)(params, u)
     for name in ("x", "y", "xx", "yy"):
         _assert_same(getattr(got, name), getattr(want, name))
 
@@ -60,7 +59,7 @@ def test_1d_filters_shifted_equal_conv_for_every_mode(mode):
     params = conv.init(jax.random.key(0), u)
     if mode != "frozen":
         params = _random_params(params, jax.random.key(1))
-    want, got = fast_jit(conv.apply)(params, u), fast_jit(shifted.apply)(params, u)
+    want, got = jax.jit(conv.apply)(params, u), jax.jit(shifted.apply)(params, u)
     for name in ("x", "xxx"):
         _assert_same(getattr(got, name), getattr(want, name))
 

@@ -29,7 +29,7 @@ PROBE = """{
 
 # XLA backend optimisation off in the kernel: its train step compiles for minutes otherwise
 # (kernel CPU 113 s -> 78 s)
-run = module_run(NOTEBOOK, PROBE, fast_compile=True)
+run = module_run(NOTEBOOK, PROBE)
 
 
 def test_notebook_runs_from_its_folder_and_shows_figures(run):

@@ -24,8 +24,7 @@ def _config(overrides=None):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     # XLA backend optimisation off for the run: test file CPU 88 s -> 67 s
-    return experiment_runs.tiny_run(tmp_path_factory, train, _config(WITH_PEOPLE),
-                                    fast_compile=True)
+    return experiment_runs.tiny_run(tmp_path_factory, train, _config(WITH_PEOPLE))
 
 
 def test_tiny_run_writes_results_tables_and_plots(tiny_run):

@@ -7,10 +7,8 @@ import pytest
 
 from lib.sketchdnn.denoiser import SketchDenoiser, sinusoidal
 
-from tests.fast_compile import fast_jit as _jit
 
-
-@_jit
+@jax.jit
 def _perturbed(params, key):
     """Params with every leaf randomised (the adaLN modulations start at zero)."""
     leaves, tree = jax.tree.flatten(params)
@@ -30,8 +28,8 @@ def test_permuting_slots_permutes_the_output_and_positional_encoding_breaks_it()
         net = SketchDenoiser(num_steps=40, width=16, depth=1, heads=2, mlp_ratio=2,
                              positional_encoding=pe)
         if params is None:      # the encoding adds no parameters: one set serves both nets
-            params = _perturbed(_jit(net.init)(jax.random.key(1), x, t), jax.random.key(2))
-        apply = _jit(net.apply)
+            params = _perturbed(jax.jit(net.init)(jax.random.key(1), x, t), jax.random.key(2))
+        apply = jax.jit(net.apply)
         y, y_perm = np.asarray(apply(params, x, t)), np.asarray(apply(params, x[:, perm], t))
         outs[pe] = float(np.max(np.abs(y_perm - y[:, perm])))
         assert y.shape == (3, 7, 21)

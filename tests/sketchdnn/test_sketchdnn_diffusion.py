@@ -9,8 +9,6 @@ from lib.sketchdnn import baselines, diffusion
 from lib.sketchdnn import sketch as sk
 from lib.sketchdnn.label_process import gaussian_label_process
 
-from tests.fast_compile import fast_jit as _jit
-
 
 def test_schedules_follow_the_notes():
     ab = diffusion.cosine_alpha_bar(2000)
@@ -33,7 +31,7 @@ def test_softmax_of_noised_logits_converges_to_the_clean_one_hot():
     onehot = jax.nn.one_hot(jnp.array([0, 3, 4, 1]), 5)
     logits = 12.0 * (2 * onehot - 1)                     # clean logits of the one-hot
     scales = jnp.array([0.9, 0.5, 0.2, 0.05, 1e-3, 0.0])
-    x = _jit(jax.vmap(lambda sc: diffusion.gaussian_softmax(logits, sc, jax.random.key(0))))(
+    x = jax.jit(jax.vmap(lambda sc: diffusion.gaussian_softmax(logits, sc, jax.random.key(0))))(
         scales)
     errs = np.max(np.abs(np.asarray(x) - np.asarray(onehot)), (1, 2))
     assert np.all(np.diff(errs) < 0) and errs[-1] < 1e-9
@@ -41,7 +39,7 @@ def test_softmax_of_noised_logits_converges_to_the_clean_one_hot():
     proc = diffusion.gaussian_softmax_process(5, diffusion.cosine_alpha_bar(200))
     oh = jnp.tile(onehot, (50, 1))
     ts = jnp.array([150, 100, 50, 20, 5, 1])
-    xt = np.asarray(_jit(jax.vmap(lambda t: proc.noise(jax.random.key(1), oh, jnp.full(
+    xt = np.asarray(jax.jit(jax.vmap(lambda t: proc.noise(jax.random.key(1), oh, jnp.full(
         oh.shape[:-1], t))))(ts))
     gaps = np.mean(np.abs(xt - np.asarray(oh)), (1, 2))
     assert np.all(np.diff(gaps) < 0)
@@ -52,7 +50,7 @@ def test_forward_process_reaches_the_prior_and_stays_on_the_simplex():
     proc = diffusion.make_process("gaussian_softmax", 100)
     x0 = jnp.asarray(sk.encode((sk.Primitive("circle", (0.1, 0.2, 0.3)),), 4))[None]
     x0 = jnp.tile(x0, (2000, 1, 1))
-    xt = _jit(lambda k: diffusion.q_sample(proc, k, x0, jnp.full((2000,), 100)))(
+    xt = jax.jit(lambda k: diffusion.q_sample(proc, k, x0, jnp.full((2000,), 100)))(
         jax.random.key(0))
     _, y, p = (np.asarray(a) for a in diffusion.split(xt))
     np.testing.assert_allclose(y.sum(-1), 1, atol=1e-5)
@@ -88,12 +86,12 @@ def test_d3pm_posterior_matches_bayes_rule():
     q_t_given_s = a * np.eye(4)[:, xt] + (1 - a) / 4
     ref = q_s * q_t_given_s / np.sum(q_s * q_t_given_s)
     onehot_t, onehot_0 = jax.nn.one_hot(xt, 4), jax.nn.one_hot(x0, 4)
-    draws = _jit(jax.vmap(lambda k: proc.step(k, onehot_t, onehot_0, jnp.array(t),
+    draws = jax.jit(jax.vmap(lambda k: proc.step(k, onehot_t, onehot_0, jnp.array(t),
                                                  jnp.array(s))))(
         jax.random.split(jax.random.key(0), 20000))
     np.testing.assert_allclose(np.mean(np.asarray(draws), 0), ref, atol=0.015)
     # with the true x₀ the KL term vanishes; with a wrong p̂ it does not
-    kl = _jit(jax.vmap(lambda p: proc.kl(onehot_0, onehot_t, p, jnp.array(t))))(
+    kl = jax.jit(jax.vmap(lambda p: proc.kl(onehot_0, onehot_t, p, jnp.array(t))))(
         jnp.stack([onehot_0, jnp.full(4, 0.25)]))
     assert float(kl[0]) == pytest.approx(0.0, abs=1e-6) and float(kl[1]) > 1e-3
 
@@ -105,7 +103,7 @@ def test_sampler_returns_probabilities_and_soft_masked_parameters():
 
     for kind in ("gaussian_softmax",):       # the baselines' steps: tests above
         proc = diffusion.make_process(kind, 30)
-        x = np.asarray(_jit(lambda k, pr=proc: diffusion.sample(pr, denoise, k, 3, 5, 4))(
+        x = np.asarray(jax.jit(lambda k, pr=proc: diffusion.sample(pr, denoise, k, 3, 5, 4))(
             jax.random.key(0)))
         _, y, p = diffusion.split(x)
         assert x.shape == (3, 5, 21) and np.all(np.isfinite(x))

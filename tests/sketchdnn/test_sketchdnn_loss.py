@@ -8,7 +8,6 @@ import pytest
 from lib.sketchdnn import baselines, diffusion, loss
 from lib.sketchdnn import sketch as sk
 
-from tests.fast_compile import fast_jit as _jit
 
 P = jnp.array([0.4, 0.3, 0.15, 0.1, 0.05])
 ENTROPY_BITS = float(-(P * jnp.log2(P)).sum())         # 2.0087
@@ -49,7 +48,7 @@ def test_nll_bound_of_a_known_label_distribution_is_close_to_its_entropy(kind):
     t = jnp.tile(jnp.arange(2, T + 1), 40)             # every step, stratified
     y = jax.random.categorical(jax.random.key(1), jnp.log(P), shape=t.shape)
 
-    @_jit
+    @jax.jit
     def bits(key):
         onehot = jax.nn.one_hot(y, len(P))
         exact = loss.label_bound(block, T, onehot, post, key, t)
@@ -67,7 +66,7 @@ def test_nll_bound_of_a_known_label_distribution_is_close_to_its_entropy(kind):
 def test_discretized_gaussian_sums_to_one_over_the_bins():
     bins = 256
     centres = (jnp.arange(-400, 400) + 0.5) * (2.0 / bins)
-    logp_fn = _jit(lambda x, m: loss.discretized_gaussian_log_prob(x, m, 0.01, bins))
+    logp_fn = jax.jit(lambda x, m: loss.discretized_gaussian_log_prob(x, m, 0.01, bins))
     logp = logp_fn(centres, 0.013)
     assert float(jnp.sum(jnp.exp(logp))) == pytest.approx(1.0, abs=1e-5)
     far = logp_fn(jnp.array([0.9, -0.9]), 0.0)
@@ -85,7 +84,7 @@ def test_training_loss_parts_and_low_t_weight():
     def perfect(x, t):       # knows x₀: labels as confident logits, parameters exact
         return jnp.concatenate([20 * x0[..., :7] - 10, x0[..., 7:] + 0.1], -1)
 
-    f = _jit(lambda lo: loss.training_loss(proc, perfect, x0, jax.random.key(0),
+    f = jax.jit(lambda lo: loss.training_loss(proc, perfect, x0, jax.random.key(0),
                                               low_t_max=lo, low_t_weight=16.0))
     value, parts = f(0)
     assert float(parts["ce_type"]) < 1e-6 and float(parts["ce_flag"]) < 1e-6
