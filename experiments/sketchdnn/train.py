@@ -145,6 +145,31 @@ def _read_curve(path: str) -> dict:
         return json.load(f)
 
 
+def _curve_hook(config, i, run, curve, path, feat_fn, enc_params, real_feats, ref_validity,
+                primary):
+    """on_curve_step(step, process, model, params) for `run`: the sample metrics of
+    eval.curve_samples samples at that step, added to `curve` and written to `path` (fewer
+    samples than the final table: FD is biased up at small n, so curve values compare along a
+    curve and between curves, not with the table). A step already in `curve` is skipped."""
+    n = max(config.eval.curve_samples, 2)
+    curve_config = config_lib.apply_overrides(config, {"eval.num_samples": n,
+                                                       "eval.sample_batch": n})
+
+    def on_curve_step(step, process, model, params):
+        if str(step) in curve:
+            return
+        sample_fn, _ = evaluation.jitted(curve_config, run, process, model)
+        x = evaluation.draw_samples(curve_config, sample_fn, params,
+                                    jax.random.key(config.seed + 303 + i))
+        q = evaluation.sample_quality(curve_config, feat_fn, enc_params, real_feats, x,
+                                      ref_validity)
+        curve[str(step)] = _curve_row(q)
+        logging.info("model %s at step %d: %s", run, step, curve[str(step)])
+        if primary:
+            wd.write_json_atomic(path, curve)
+    return on_curve_step
+
+
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     extras.require(optional_modules(config))   # before any compute
@@ -176,34 +201,14 @@ def train_and_evaluate(config, workdir: str) -> dict:
                "reference": {k: v for k, v in reference.items() if k != "decoded"},
                "runs": {}}
     grids, curves = {"data": test_sketches[:ev.grid_samples]}, {}
-    # curves: the sample metrics of eval.curve_samples samples at each of eval.curve_steps
-    # and at the end (fewer samples than the final table: FD is biased up at small n, so
-    # curve values compare along a curve and between curves, not with the table)
-    curve_config = config_lib.apply_overrides(
-        config, {"eval.num_samples": max(ev.curve_samples, 2),
-                 "eval.sample_batch": max(ev.curve_samples, 2)})
     for i, run in enumerate(config.runs):
         guards.check_preempted(f"model {run}")
         curve_path = os.path.join(Stages(workdir, "models").dir(run), "curve.json")
         curve = _read_curve(curve_path)
-
-        def on_curve_step(step, process, model, params, i=i, run=run, curve=curve,
-                          path=curve_path):
-            if str(step) in curve:
-                return
-            sample_fn, _ = evaluation.jitted(curve_config, run, process, model)
-            x = evaluation.draw_samples(curve_config, sample_fn, params,
-                                        jax.random.key(config.seed + 303 + i))
-            q = evaluation.sample_quality(curve_config, feat_fn, enc_params, real_feats, x,
-                                          ref_validity)
-            curve[str(step)] = _curve_row(q)
-            logging.info("model %s at step %d: %s", run, step, curve[str(step)])
-            if primary:
-                wd.write_json_atomic(path, curve)
-
+        hook = _curve_hook(config, i, run, curve, curve_path, feat_fn, enc_params, real_feats,
+                           ref_validity, primary)
         process, model, params, info, losses = train_model(
-            config, workdir, mesh, run, data["train"],
-            on_curve_step if ev.curve_samples else None)
+            config, workdir, mesh, run, data["train"], hook if ev.curve_samples else None)
         entry, grids[run] = _evaluate_run(config, i, run, params, process, model, data, feat_fn,
                                           enc_params, real_feats, ref_validity)
         results["runs"][run] = {"train": info, **entry,
