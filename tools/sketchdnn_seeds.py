@@ -75,12 +75,12 @@ def render(loaded: list[tuple[dict | None, dict]], workdirs: list[str]) -> str:
     results = [r for r, _ in loaded]
     table = seeds.markdown(results, [cf["train"]["seed"] for cf in configs],
                            curve_samples=c["eval"].get("curve_samples", 0))
-    wall = max(r["wall_s"] for r in results)
+    walls = " / ".join(f"{r['wall_s']:.0f}" for r in results)
     return (f"{table}\n\n{setup}; {results[0]['budget']['num_samples']} samples per model "
             f"({results[0]['budget']['sample_steps']} of T = "
             f"{results[0]['budget']['diffusion_steps']} reverse steps); measured on "
-            f"{results[0]['machine']} (shared with other jobs), the seeds run in parallel, "
-            f"longest {wall:.0f} s.")
+            f"{results[0]['machine']}; wall time per seed's run (encoder, models, "
+            f"evaluation) {walls} s.")
 
 
 def main(_):
