@@ -7,8 +7,8 @@
 Each part is a workdir of experiments/earth/main.py with the same config except
 `datasets`, `models` and `select` (e.g. one part per dataset, or EARTH with its own epoch
 budget apart from the cheaper models; each model's budget is in its results' `selection`); the merged results.json holds every part's (dataset, model) results, the targets
-recomputed from them (lib/earth/report.targets), `wall_s` the longest part's (they ran
-at the same time), and `complete` only when every part completed. config.json is the
+recomputed from them (lib/earth/report.targets), `wall_s` the longest part's when they ran
+at the same time (the default) or their sum with `--sequential` (one after another), and `complete` only when every part completed. config.json is the
 first part's with `datasets` and `models` the unions. Parts whose configs differ in
 anything else, or that share a (dataset, model), are refused.
 """
@@ -22,7 +22,7 @@ from lib.common import workdir as wd
 from lib.earth import report
 
 
-def merge(parts: list[str]) -> tuple[dict, dict]:
+def merge(parts: list[str], sequential: bool = False) -> tuple[dict, dict]:
     """(results, config) of the parts' results.json / config.json, merged."""
     results, configs = [], []
     for p in parts:
@@ -49,7 +49,8 @@ def merge(parts: list[str]) -> tuple[dict, dict]:
                 out["results"][ds][name] = v
                 out["train_eval_seconds"].setdefault(ds, {})[name] = r["train_eval_seconds"][ds][name]
     out["targets"] = report.targets(out["results"], None)
-    out["wall_s"] = max(r["wall_s"] for r in results)
+    walls = [r["wall_s"] for r in results]
+    out["wall_s"] = sum(walls) if sequential else max(walls)
     out["complete"] = all(r["complete"] for r in results)
     config = dict(configs[0])
     config["datasets"] = list(out["results"])
@@ -60,9 +61,11 @@ def merge(parts: list[str]) -> tuple[dict, dict]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--sequential", action="store_true",
+                    help="the parts ran one after another: wall_s is their sum, not the longest")
     ap.add_argument("parts", nargs="+")
     a = ap.parse_args(argv)
-    results, config = merge(a.parts)
+    results, config = merge(a.parts, a.sequential)
     os.makedirs(a.out, exist_ok=True)
     wd.write_json_atomic(os.path.join(a.out, wd.RESULTS), results)
     wd.write_json_atomic(os.path.join(a.out, wd.CONFIG), config)

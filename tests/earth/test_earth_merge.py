@@ -1,4 +1,4 @@
-"""tools/earth_merge.py: parts run side by side merge into one results folder."""
+"""tools/earth_merge.py: parts run side by side (or one after another) merge into one results folder."""
 import json
 import os
 
@@ -30,6 +30,7 @@ def test_merge_unions_models_and_recomputes_targets(tmp_path):
     t = out["targets"]["japan"]
     assert t["at_or_below_epignn"] is False and t["vs"]["epignn"]["margins"]["5"] == -10.0
     assert t["vs"]["persistence"]["margins"]["5"] == 20.0
+    assert earth_merge.merge([a, b], sequential=True)[0]["wall_s"] == 30.0
 
 
 def test_merge_refuses_a_model_twice_and_other_config_changes(tmp_path):
