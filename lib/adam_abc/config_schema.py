@@ -125,10 +125,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/adam_abc/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/adam_abc/config_schema.py")
 
 
 def _fail(key: str, value, why: str) -> None:

@@ -9,7 +9,6 @@ logging and checkpoint settings; the number of steps follows from `ssl.epochs`),
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -79,10 +78,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/cl_similarity/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/cl_similarity/config_schema.py")
 
 
 def num_train(config: ml_collections.ConfigDict, name: str) -> int:

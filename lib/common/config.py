@@ -392,6 +392,18 @@ def from_keys(keys: Mapping[str, Key], overrides: Mapping[str, Any], *, where: s
     return c
 
 
+def config_builder(keys: Mapping[str, Key], where: str):
+    """A schema file's `config(overrides)`: `from_keys(keys, overrides, where=where)`.
+
+        config = config_lib.config_builder(KEYS, "lib/<paper>/config_schema.py")
+    """
+    def config(overrides: Mapping[str, Any]) -> ml_collections.ConfigDict:
+        """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError
+        for an unknown key or a `REQUIRED` key left unstated."""
+        return from_keys(keys, overrides, where=where)
+    return config
+
+
 def _suggest(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

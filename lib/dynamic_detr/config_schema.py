@@ -4,7 +4,6 @@ differs, through `config(overrides)`.
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -90,10 +89,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/dynamic_detr/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/dynamic_detr/config_schema.py")
 
 
 def _check_cross(c: ml_collections.ConfigDict) -> None:

@@ -12,7 +12,6 @@ side with vmap), `eval`, plus the shared `train` and `mesh` blocks.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import ml_collections
 
@@ -94,10 +93,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/earth/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/earth/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:

@@ -14,7 +14,6 @@ baselines), `eval` (protocols, repeats, fine-tuning baseline), plus `tag` and `s
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -92,10 +91,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/fleg3d/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/fleg3d/config_schema.py")
 
 
 def _check_source(c: ml_collections.ConfigDict) -> None:

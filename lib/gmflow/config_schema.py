@@ -9,8 +9,6 @@ vs CFG, over one or several seeds),
 """
 from __future__ import annotations
 
-from typing import Any
-
 import ml_collections
 
 from lib.common import config as config_lib
@@ -83,10 +81,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a required key (`train.num_steps`, `tag`) left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/gmflow/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/gmflow/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:

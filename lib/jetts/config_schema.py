@@ -31,7 +31,6 @@ Blocks:
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -126,10 +125,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/jetts/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/jetts/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:

@@ -13,7 +13,6 @@ time are chosen — `penalty` "cv" over `l2_grid` with `cv_folds` inner folds, "
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 import numpy as np
@@ -114,10 +113,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/latent_ate/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/latent_ate/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:

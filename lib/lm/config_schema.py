@@ -6,7 +6,6 @@ fields), `optim`, `train` (shared block + `batch_size`), `eval`, `mesh`, `tag`, 
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -73,10 +72,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/lm/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/lm/config_schema.py")
 
 
 def example_length(config: ml_collections.ConfigDict) -> int:

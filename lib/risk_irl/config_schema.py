@@ -12,7 +12,6 @@ vectorised over step sizes, initial utilities and seeds; there is no network to 
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -69,10 +68,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/risk_irl/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/risk_irl/config_schema.py")
 
 
 def _fail(key, value, allowed):

@@ -13,7 +13,6 @@ the end), `tag`, `seed`.
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -77,10 +76,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/sketchdnn/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/sketchdnn/config_schema.py")
 
 
 def _check_cross(c: ml_collections.ConfigDict) -> None:

@@ -8,7 +8,6 @@ gradient descent here.
 """
 from __future__ import annotations
 
-from typing import Any
 
 import ml_collections
 
@@ -65,10 +64,7 @@ KEYS: dict[str, Key] = {
 }
 
 
-def config(overrides: dict[str, Any]) -> ml_collections.ConfigDict:
-    """The defaults of `KEYS` with `overrides` (flat dotted keys) in place; ConfigError for an
-    unknown key or a `REQUIRED` key left unstated."""
-    return config_lib.from_keys(KEYS, overrides, where="lib/spurious_ridge/config_schema.py")
+config = config_lib.config_builder(KEYS, "lib/spurious_ridge/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
