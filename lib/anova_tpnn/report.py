@@ -19,6 +19,8 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 
+from lib.common.report import machine_text
+
 STABILITY_FACTOR = 2.0
 PREDICTION_GAP = 0.05
 REFERENCES = ("nam", "nbm")
@@ -233,8 +235,8 @@ def render(results: dict, config: dict, more: tuple = ()) -> str:
                    f"{config['eval']['purify_grid']} and p")
     return (f"{partial}{tables(results)}\n\nConfig `{config['tag']}` (EBM {ebm}; "
             f"{select}); measured on "
-            f"{results['machine']}; wall time per process {walls} min ({num} "
-            f"process{'es' if num > 1 else ''}, shared machine).")
+            f"{machine_text(results['machine'])}; wall time per process {walls} min "
+            f"({num} process{'es' if num > 1 else ''}).")
 
 
 def component_plot(path: str, ds, comps_by_model: dict, names: list, num: int) -> str:

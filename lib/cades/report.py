@@ -11,6 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 from lib.cades import official
 from lib.common import plotting
+from lib.common.report import machine_text
 
 METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
            "q_minus")
@@ -236,8 +237,8 @@ def render(results: dict, config: dict) -> str:
     results = resummarise(results)
     walls = ", ".join(f"{k} {v['wall_s']:.0f} s" for k, v in results["parts"].items())
     return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on "
-            f"{results['machine']} in {results['wall_s']:.0f} s ({walls}; model fitting "
-            f"{results.get('models_wall_s', 0):.0f} s), on a CPU shared with other jobs.")
+            f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s ({walls}; "
+            f"model fitting {results.get('models_wall_s', 0):.0f} s).")
 
 
 def write_plots(plot_dir: str, results: dict) -> list[str]:

@@ -23,11 +23,20 @@ from lib.common import workdir as wd
 
 
 def machine() -> str:
-    """One line naming the machine and the JAX backend, e.g. for `results.json`."""
+    """One line naming the machine, the JAX backend and the load average when it is called
+    (1 and 15 min, so a README says how busy the CPU was, not a guess), for `results.json`."""
     import jax
     import numpy as np
+    one, _, fifteen = os.getloadavg()
     return (f"{platform.machine()}, {os.cpu_count()} CPU cores, {jax.device_count()} "
-            f"{jax.default_backend()} device(s), jax {jax.__version__}, numpy {np.__version__}")
+            f"{jax.default_backend()} device(s), jax {jax.__version__}, numpy {np.__version__}, "
+            f"load average {one:.1f} / {fifteen:.1f} (1 / 15 min) at the end")
+
+
+def machine_text(line: str) -> str:
+    """`line` (a results.json "machine") for a README: lines written before `machine`
+    recorded the load average say so rather than leave the load unstated."""
+    return line if "load average" in line else f"{line} (load average not recorded)"
 
 
 def splice(path: str, tag: str, text: str) -> None:

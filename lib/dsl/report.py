@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 LOW_DATA_MAX = 0.1
 FULL_DATA_TOLERANCE = 0.01
@@ -120,8 +120,7 @@ def render(results: dict, config: dict) -> str:
                   f"{100 * config['data']['val_fraction']:g} % of the training rows, checked "
                   f"every {config['eval']['val_every']} steps)")
     return (f"{tables(results)}\n\nConfig `{config['tag']}`{select}; measured on "
-            f"{results['machine']} in {results['wall_s'] / 60:.0f} min (shared machine, "
-            f"several jobs at once).")
+            f"{machine_text(results['machine'])} in {results['wall_s'] / 60:.0f} min.")
 
 
 def _metrics(path: str) -> list[dict]:

@@ -3,7 +3,7 @@ dynamic_detr run."""
 from __future__ import annotations
 
 from lib.common import plotting
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 # rows of a design alternative of the full method (not an ablation: no target on them)
 ALTERNATIVES = ("holistic_kept",)
@@ -186,8 +186,8 @@ def render(results: dict, config: dict, seed_runs: list[tuple[str, dict]] = ()) 
     sparse = config["sparse"]
     results = {**results, "targets": targets(results["rows"], tuple(sparse["budgets"]),
                                              tuple(sparse["ablations"]))}
-    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']} "
-            f"in {results['wall_s'] / 60:.1f} min (a device shared with other jobs).")
+    text = (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on "
+            f"{machine_text(results['machine'])} in {results['wall_s'] / 60:.1f} min.")
     if seed_runs:
         runs = [(f"seed {config['train']['seed']}", results), *seed_runs]
         text += "\n\nAP across runs:\n\n" + seed_table(runs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from lib.common import plotting
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 from lib.common.stats import sign_test_p  # noqa: F401  (re-exported: the report's own test name)
 
 METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
@@ -169,9 +169,9 @@ def render(results: dict, config: dict) -> str:
                for v, e in results.get("editors", {}).items() if e["train"].get("resumed_from")]
     note = (f"; this invocation resumed {', '.join(resumed)} (trained editors and cached "
             "replies are reused, so its time excludes their training)" if resumed else "")
-    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {results['machine']}; "
+    return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on {machine_text(results['machine'])}; "
             f"the last invocation took {results['wall_s'] / 60:.1f} min (stages, min: {stages}"
-            f"{note}; shared machine, several jobs at once).")
+            f"{note}).")
 
 
 def _per_perturbation(r: dict) -> list[str]:

@@ -6,7 +6,7 @@ and removing either module (extraction, embedding) costs last-session accuracy.
 """
 from __future__ import annotations
 
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 BASELINES = ("fine-tuning", "NCM prototypes", "text zero-shot", "FILP-3D-like")
 ABLATIONS = ("w/o extraction", "w/o embedding")
@@ -80,6 +80,6 @@ def render(results: dict, config: dict) -> str:
     return (f"{tables(results)}\n\nConfig `{config['tag']}` ({data_text(results, config)}"
             f"{results['num_clouds']} clouds, "
             f"descriptor dim {results['descriptor_dim']}, {config['eval']['repeats']} support "
-            f"draws); measured on {results['machine']} in {results['wall_s'] / 60:.0f} min "
-            f"({train_min:.0f} min training {len(results['train'])} networks; shared machine, "
-            f"several jobs at once). Per-session curves in the workdir: {plots}.")
+            f"draws); measured on {machine_text(results['machine'])} in "
+            f"{results['wall_s'] / 60:.0f} min ({train_min:.0f} min training "
+            f"{len(results['train'])} networks). Per-session curves in the workdir: {plots}.")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lib.common.report import machine_text
+
 _SWEEP_METRICS = ("fd", "precision", "recall", "saturation", "out_of_range", "accuracy")
 
 
@@ -241,4 +243,4 @@ def render(results: dict, config: dict) -> str:
     """The README block of tools/gmflow_results.py: `markdown` plus the budget and machine."""
     return (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
             f"{results['budget']['train_steps_per_model']} training steps per model; measured on "
-            f"{results['machine']} (shared with other jobs) in {results['wall_s']:.0f} s.")
+            f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s.")

@@ -6,6 +6,8 @@ tools/lm_results.py).
 """
 from __future__ import annotations
 
+from lib.common.report import machine_text
+
 
 def results_table(results: dict) -> str:
     """Parameters, shape, steps, wall time, final NLL, held-out exact match and the target
@@ -29,5 +31,4 @@ def render(results: dict, config: dict) -> str:
     return (f"{results_table(results)}\n\nConfig `{config['tag']}` "
             f"({config['task']['digits']}-digit operands, {config['task']['num_train']:,} "
             f"training conversations, batch {config['train']['batch_size']}); measured on "
-            f"{results['machine']} in {results['wall_s']:.0f} s (machine shared with other "
-            f"jobs). " + (f"Some wrong answers: {wrong}." if wrong else "No wrong answers."))
+            f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s. " + (f"Some wrong answers: {wrong}." if wrong else "No wrong answers."))

@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 
 def targets(runs: dict) -> dict:
@@ -260,6 +260,6 @@ def render(results: dict, config: dict, workdir: str, merge=(), from_metrics: bo
                   " results.json.\n\n")
     return (f"{tables(results)}\n\n{curves(results)}\n\n{diag}{budget}"
             f"Plots in the workdir: {listed}.\n\n"
-            f"Config `{config['tag']}`; measured on {results['machine']} "
-            f"(shared with other jobs) in {results['wall_s']:.0f} s "
+            f"Config `{config['tag']}`; measured on "
+            f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s "
             "(env steps/s: after compilation, all seeds together).")

@@ -8,7 +8,7 @@ Each is {"met": bool, ...numbers} or None when a needed run is missing.
 """
 from __future__ import annotations
 
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 GS, BASELINES, PE = "gaussian_softmax", ("onehot_gaussian", "d3pm"), "gaussian_softmax_pe"
 LABELS = {"gaussian_softmax": "Gaussian-Softmax (SketchDNN)",
@@ -88,5 +88,5 @@ def render(results: dict, config: dict) -> str:
             f"training steps per model (batch {config['optim']['batch_size']}, width "
             f"{config['model']['width']}, depth {config['model']['depth']}), "
             f"{results['data']['num_train']} training sketches in "
-            f"{results['data']['num_slots']} slots; measured on {results['machine']} "
-            f"(shared with other jobs) in {results['wall_s']:.0f} s.")
+            f"{results['data']['num_slots']} slots; measured on "
+            f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s.")

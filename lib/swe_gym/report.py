@@ -7,7 +7,7 @@ README by tools/swe_gym_results.py).
 from __future__ import annotations
 
 from lib.common import stats
-from lib.common.report import cell
+from lib.common.report import cell, machine_text
 
 
 def targets(config, round0_rate: float, rounds: list[dict], curves: dict,
@@ -152,10 +152,9 @@ def _targets(results: dict) -> list[str]:
               f"stages, {results['grade_cache']['entries']} distinct (instance, patch) pairs "
               "graded by pytest (the grade cache on disk; search-baseline verdicts of the "
               "earlier run are not in it).",
-              "", f"Measured on {results['machine']}; stages took "
+              "", f"Measured on {machine_text(results['machine'])}; stages took "
               f"{results.get('stages_total_wall_s', results['wall_s']):.0f} s in all "
-              f"({', '.join(f'{k} {v:.0f} s' for k, v in results['stage_wall_s'].items())}; "
-              "machine shared with other jobs)."]
+              f"({', '.join(f'{k} {v:.0f} s' for k, v in results['stage_wall_s'].items())})."]
 
 
 def render(results: dict, config: dict | None = None) -> str:

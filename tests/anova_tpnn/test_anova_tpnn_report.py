@@ -84,8 +84,8 @@ def test_render_of_one_run_is_the_tables_and_the_run_line():
         "**Partial run**: the workdir's results.json says data sets of the config are still to "
         "come; only the data sets in the tables below were run.\n\n" + expected_tables +
         "\n\nConfig `quick` (EBM off; each replica's params selected at its best validation "
-        "loss, checked every 50 steps); measured on test machine; wall time per process 2 min "
-        "(1 process, shared machine).")
+        "loss, checked every 50 steps); measured on test machine (load average not recorded); "
+        "wall time per process 2 min (1 process).")
 
 
 def test_merging_two_workdirs_equals_the_run_of_both_and_refuses_conflicts():
@@ -94,7 +94,7 @@ def test_merging_two_workdirs_equals_the_run_of_both_and_refuses_conflicts():
     merged, _ = report.merge([("w1", _run(["synth_reg"], 60.0), _config()), more])
     assert merged["targets"] == whole and merged["wall_s_per_workdir"] == [60.0, 300.0]
     assert report.render(_run(["synth_reg"], 60.0), _config(), (more,)).endswith(
-        "wall time per process 1, 5 min (2 processes, shared machine).")
+        "wall time per process 1, 5 min (2 processes).")
     with pytest.raises(ValueError, match="w2: config differs"):
         report.merge([("w1", _run(["synth_reg"], 1.0), _config()),
                       ("w2", _run(["breast_cancer"], 1.0), {**_config(), "seed": 1})])

@@ -55,7 +55,7 @@ Targets
 - CADES above the per-family best CADES score alone on average: **MET** (mean difference +0.0175)
 - CADES's AUROC averaged over all families above every single method's average: **MISSED** (CADES 0.8175; best single method on average: KS arr 0.8375)
 
-Config `cades_quick`; measured on x86_64, 2 CPU cores in 1234 s (spp 300 s, fpr 801 s; model fitting 56 s), on a CPU shared with other jobs."""
+Config `cades_quick`; measured on x86_64, 2 CPU cores (load average not recorded) in 1234 s (spp 300 s, fpr 801 s; model fitting 56 s)."""
 
 
 def test_render_of_a_stored_results_json_is_unchanged():

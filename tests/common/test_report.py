@@ -33,9 +33,14 @@ def test_splice_errors_name_the_missing_or_duplicate_marker(tmp_path):
     assert "y" in path.read_text()  # untouched on error
 
 
-def test_machine_line_names_backend():
+def test_machine_line_names_backend_and_load(monkeypatch):
+    monkeypatch.setattr(report.os, "getloadavg", lambda: (3.25, 2.0, 1.04))
     line = report.machine()
     assert "cpu" in line and "jax" in line
+    assert line.endswith("load average 3.2 / 1.0 (1 / 15 min) at the end")
+    assert report.machine_text(line) == line
+    old = "x86_64, 2 CPU cores, 1 cpu device(s), jax 0.10.2, numpy 2.4.6"
+    assert report.machine_text(old) == old + " (load average not recorded)"
 
 
 def test_cell_formats_none_bools_and_numbers():

@@ -39,4 +39,4 @@ wine -28.4).
 - 2-D toy (two moons, 200 training points, 100 steps): DSL test accuracy 97.5 %, mean line \
 length 1.23, 90 % of lines exit at both ends.
 
-Config `dsl_quick`; measured on test machine in 6 min (shared machine, several jobs at once)."""
+Config `dsl_quick`; measured on test machine (load average not recorded) in 6 min."""

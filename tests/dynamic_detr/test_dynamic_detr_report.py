@@ -39,7 +39,7 @@ EXPECTED = """\
 - stopped by the wall-clock budget (600 s): dynamic_0.25
 - **run incomplete**: not yet measured: focus_0.5
 
-Config `cpu_long`; measured on x86_64, 2 CPU cores, 8 cpu device(s), jax 0.4 in 10.0 min (a device shared with other jobs)."""
+Config `cpu_long`; measured on x86_64, 2 CPU cores, 8 cpu device(s), jax 0.4 (load average not recorded) in 10.0 min."""
 
 
 def test_render_of_a_stored_results_json_is_unchanged():

@@ -108,7 +108,7 @@ EXPECTED = (
     '| rules_beat_base | MISSED | +spec+rules vs base, clean held-out: anti-patterns removed 0.750 vs 0.500, tests pass 1.000 vs 0.500; pairs only one passes: 1 vs 0, one-sided sign test p = 0.5 (needs <= 0.05) |\n'
     '| robustness | MISSED | mean drop under perturbation, +spec+rules vs base: success +0.500 vs +0.500, anti-patterns removed +0.500 vs +0.250 (smaller drop = advantage grows; needs an advantage on clean inputs: success 0.500 vs 0.500) |\n'
     '\n'
-    'Config `fixture`; measured on x86_64, 2 CPU cores; the last invocation took 5.0 min (stages, min: pairs 0.1, editor_base 1.5, editor_spec_rules 2.0; this invocation resumed spec_rules from step 3 (trained editors and cached replies are reused, so its time excludes their training); shared machine, several jobs at once).')
+    'Config `fixture`; measured on x86_64, 2 CPU cores (load average not recorded); the last invocation took 5.0 min (stages, min: pairs 0.1, editor_base 1.5, editor_spec_rules 2.0; this invocation resumed spec_rules from step 3 (trained editors and cached replies are reused, so its time excludes their training)).')
 
 
 def test_render_of_a_fixed_results_dict_is_unchanged():

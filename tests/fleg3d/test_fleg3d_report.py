@@ -32,7 +32,7 @@ EXPECTED = """\
 Targets (same_domain): last accuracy beats every baseline: MET (best baseline FILP-3D-like 65.0); last harmonic beats every baseline: MET (best baseline FILP-3D-like 55.0); removing a module costs accuracy: w/o embedding MISSED
 
 
-Config `tiny` (modelnet40 files at `/data/ModelNet40`; 2800 clouds, descriptor dim 67, 5 support draws); measured on x86_64, 2 CPU cores in 13 min (11 min training 2 networks; shared machine, several jobs at once). Per-session curves in the workdir: `plots/same_domain_acc.png`, `plots/same_domain_harmonic.png`."""
+Config `tiny` (modelnet40 files at `/data/ModelNet40`; 2800 clouds, descriptor dim 67, 5 support draws); measured on x86_64, 2 CPU cores (load average not recorded) in 13 min (11 min training 2 networks). Per-session curves in the workdir: `plots/same_domain_acc.png`, `plots/same_domain_harmonic.png`."""
 
 
 def test_render_of_a_fixture_is_the_expected_markdown():

@@ -47,7 +47,7 @@ Training: fm: loss 1.500 → 0.250 in 10 steps (3 s); gm2: loss 1.500 → 0.250 
 
 Metric classifier test accuracy 0.950. Training: gm: loss 1.500 → 0.250 in 10 steps (3 s).
 
-Config `tiny`: 10 training steps per model; measured on x86_64, 2 CPU cores (shared with other jobs) in 12 s."""
+Config `tiny`: 10 training steps per model; measured on x86_64, 2 CPU cores (load average not recorded) in 12 s."""
 
 
 def test_render_of_a_fixture_is_the_expected_markdown():

@@ -73,7 +73,7 @@ EXPECTED = """\
 | target | ≥ 0.95: MET |
 
 Config `lm_quick` (4-digit operands, 64,000 training conversations, batch 64); measured on \
-x86_64, 2 CPU cores in 2827 s (machine shared with other jobs). No wrong answers."""
+x86_64, 2 CPU cores (load average not recorded) in 2827 s. No wrong answers."""
 
 
 def test_render_of_a_fixture_equals_the_block_of_the_code_before_the_move():

@@ -59,7 +59,7 @@ Wall-clock budget 120 s for the process (runs stopped by it: pendulum_maxentdp);
 
 Plots in the workdir: `plots/returns_pendulum.png`.
 
-Config `maxentdp_quick`; measured on x86_64, 2 CPU cores (shared with other jobs) in 131 s (env steps/s: after compilation, all seeds together)."""
+Config `maxentdp_quick`; measured on x86_64, 2 CPU cores (load average not recorded) in 131 s (env steps/s: after compilation, all seeds together)."""
 
 
 def _stored(workdir):

@@ -32,7 +32,7 @@ EXPECTED = """\
 
 Metric encoder test accuracy 0.900; FD/precision/recall against 64 held-out sketches with 128 samples per model (50 of T = 100 reverse steps); NLL bound over the held-out set (± one standard error).
 
-Config `tiny`: 3000 training steps per model (batch 32, width 64, depth 2), 256 training sketches in 16 slots; measured on x86_64, 2 CPU cores (shared with other jobs) in 100 s."""
+Config `tiny`: 3000 training steps per model (batch 32, width 64, depth 2), 256 training sketches in 16 slots; measured on x86_64, 2 CPU cores (load average not recorded) in 100 s."""
 
 
 def test_render_of_a_fixture_is_the_expected_markdown():

@@ -85,7 +85,7 @@ Verifier on the held-out rollouts: accuracy 0.875, AUC 0.938 (trained on 6 balan
 
 Grading: about 60 graded rollouts in all stages, 11 distinct (instance, patch) pairs graded by pytest (the grade cache on disk; search-baseline verdicts of the earlier run are not in it).
 
-Measured on x86_64, 2 CPU cores; stages took 90 s in all (instances 50 s, recheck 40 s; machine shared with other jobs)."""
+Measured on x86_64, 2 CPU cores (load average not recorded); stages took 90 s in all (instances 50 s, recheck 40 s)."""
 
 
 def test_render_of_a_fixture_equals_the_table_of_the_code_before_the_move():
