@@ -9,6 +9,9 @@ Variants:
           trajectories. 32² rather than the paper's 64² keeps a run to minutes on 2 CPU
           cores; at 32² the flow is badly under-resolved, which is MultiPDENet's regime.
   paper   2048² -> 64² as in LI/TSM (20 saved time units); for accelerators.
+  front   the learned point of tools/bench/multipdenet_front.py (issue 33): 20 training
+          trajectories on the attractor (256² -> 32², `front_train` data), ΔT and M as
+          quick, batch 8, a window curriculum 2 -> 4 -> 8 macro steps, 1,200 steps.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -17,7 +20,7 @@ from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common.config import variant_config
 
-VARIANTS = ("tiny", "quick", "paper")
+VARIANTS = ("tiny", "quick", "paper", "front")
 
 
 def get_config(arg=None):
@@ -30,4 +33,8 @@ def get_config(arg=None):
         "paper": lambda: config(data.get_config("paper"), {
             "tag": "navier_stokes_paper", "train.num_steps": 20000, "train.window": 16,
             "train.batch_size": 16, "optim.lr": 2e-3, "train.checkpoint_every": 1000}),
+        "front": lambda: config(data.get_config("front_train"), {
+            "tag": "navier_stokes_front", "train.num_steps": 1200, "train.window": 8,
+            "train.window_curriculum": (2, 4, 8), "train.batch_size": 8, "optim.lr": 2e-3,
+            "model.fno_modes": 8, "train.checkpoint_every": 100}),
     }, arg, default="quick")

@@ -50,6 +50,9 @@ KEYS: dict[str, Key] = {
     "optim.grad_clip": Key(1.0, Float(lo=0.0, lo_open=True)),
     **config_lib.keys_of_block("train", config_lib.train_block(REQUIRED), config_lib.TRAIN_SCHEMA),
     "train.window": Key(REQUIRED, Int(lo=1)),
+    # Curriculum over the BPTT window: equal phases of the run, one window each, ending at
+    # `train.window` (e.g. (2, 4, 8)); empty: `train.window` throughout.
+    "train.window_curriculum": Key((), Ints(lo=1), before=()),
     "train.batch_size": Key(REQUIRED, Int(lo=1)),
     "eval.n_steps": Key(-1, Int(lo=-1)),
     "eval.hct_threshold": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
@@ -85,6 +88,11 @@ def _check_physics(config: ml_collections.ConfigDict) -> None:
         raise ConfigError(
             f"config key 'train.window' = {config.train.window} is not allowed; the trajectories "
             f"have {n_frames} frames, so the window must be <= {n_frames - 1}")
+    curriculum = tuple(config.train.window_curriculum)
+    if curriculum and (max(curriculum) != config.train.window or list(curriculum) != sorted(curriculum)):
+        raise ConfigError(
+            f"config key 'train.window_curriculum' = {curriculum} is not allowed; it must be "
+            f"non-decreasing and end at train.window = {config.train.window}")
     if config.eval.n_steps >= n_frames:
         raise ConfigError(
             f"config key 'eval.n_steps' = {config.eval.n_steps} is not allowed; the test "

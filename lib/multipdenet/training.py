@@ -63,9 +63,23 @@ def window_loss(emulator: emulators.Emulator, params: Any, batch: dict, window: 
     return jnp.mean((jnp.swapaxes(pred, 0, 1) - batch["target"]) ** 2)
 
 
+def curriculum_loss(emulator: emulators.Emulator, params: Any, batch: dict, step: jax.Array,
+                    num_steps: int, windows: tuple[int, ...]) -> jax.Array:
+    """`window_loss` over the first `windows[i]` frames of `batch` (target `(B, max(windows),
+    ...)`), phase `i = min(step · len(windows) // num_steps, len(windows) − 1)`: equal phases
+    of the run. One branch runs per step (`lax.switch`), so early phases cost less."""
+    if len(windows) == 1:
+        return window_loss(emulator, params, batch, windows[0])
+    phase = jnp.minimum(step * len(windows) // num_steps, len(windows) - 1)
+    branches = [lambda p, b, w=w: window_loss(emulator, p, {"u0": b["u0"], "target": b["target"][:, :w]}, w)
+                for w in windows]
+    return jax.lax.switch(phase, branches, params, batch)
+
+
 def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> train_loop.Task:
     opt = optim.make_optimizer(optim_block(config), config.train.num_steps)
     window, bs, seed = config.train.window, config.train.batch_size, config.train.seed
+    windows = tuple(config.train.get("window_curriculum", ())) or (window,)
     example = jnp.asarray(train_data[:1, 0])
 
     def init_state(key):
@@ -73,8 +87,8 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
 
     def train_step(state, batch, key):
         del key  # the models are deterministic
-        loss, grads = jax.value_and_grad(window_loss, argnums=1)(emulator, state["params"], batch,
-                                                                  window)
+        loss, grads = jax.value_and_grad(curriculum_loss, argnums=1)(
+            emulator, state["params"], batch, state["step"], config.train.num_steps, windows)
         return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads)})
 

@@ -44,7 +44,7 @@ def test_unknown_or_unstated_keys_are_refused():
 
 
 def test_added_keys_come_from_the_schema():
-    assert schema.ADDED_KEYS == {"model.corrector_every": "stage"}
+    assert schema.ADDED_KEYS == {"model.corrector_every": "stage", "train.window_curriculum": ()}
 
 
 def test_the_tiny_variant_states_only_what_differs():

@@ -126,3 +126,31 @@ def test_transfer_to_other_viscosity_uses_trained_params(tiny_run, data_root):
     assert saved["overrides"]["params.viscosity"] == 0.01
     with pytest.raises(ValueError, match="is not a run folder"):
         evaluate_transfer(os.path.dirname(workdir), {}, "x", data_root=data_root)
+
+
+def test_window_curriculum_trains_each_phase_on_its_window(data_root):
+    """`train.window_curriculum` (2, 3) over 4 steps: the loss of steps 0-1 is the 2-step
+    window's, of steps 2-3 the 3-step window's, on the same (3-frame) batch."""
+    config = _config(data_root, **{"train.window": 3, "train.window_curriculum": (2, 3)})
+    train.validate(config)
+    data = data_lib.load_or_generate(config.dataset, data_root)
+    emulator = train.build_emulator(config, data["metadata"])
+    task = train.make_task(config, emulator, data["train"])
+    state = task.init_state(jax.random.key(0))
+    batch = jax.tree.map(jnp.asarray, task.batch_fn(0, slice(None)))
+    assert batch["target"].shape[1] == 3
+    short = {"u0": batch["u0"], "target": batch["target"][:, :2]}
+    expect = {0: window_loss(emulator, state["params"], short, 2),
+              1: window_loss(emulator, state["params"], short, 2),
+              2: window_loss(emulator, state["params"], batch, 3),
+              3: window_loss(emulator, state["params"], batch, 3)}
+    assert float(expect[0]) != float(expect[2])
+    for step, want in expect.items():
+        _, m = jax.jit(task.train_step)(dict(state, step=jnp.int32(step)), batch, None)
+        np.testing.assert_allclose(float(m["loss"]), float(want), rtol=1e-5)
+
+
+def test_window_curriculum_must_end_at_the_window(data_root):
+    config = _config(data_root, **{"train.window": 3, "train.window_curriculum": (1, 2)})
+    with pytest.raises(config_lib.ConfigError, match="window_curriculum.*end at train.window = 3"):
+        train.validate(config)
