@@ -227,3 +227,55 @@ def _abstract(x: Any) -> Any:
         return x
     sharding = getattr(x, "sharding", None)
     return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding)
+
+
+def _leaf_paths(tree: Any) -> list[tuple[str, Any]]:
+    """[(dotted path, leaf)] in `jax.tree` leaf order (dict keys, sequence indices and
+    attribute names alike), the names of a `save_params` file."""
+    def name(k):
+        for attr in ("key", "idx", "name"):
+            if hasattr(k, attr):
+                return str(getattr(k, attr))
+        return str(k)
+    return [(".".join(name(k) for k in path), leaf)
+            for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]]
+
+
+def save_params(path: str, tree: Any) -> None:
+    """Write a parameter pytree to `path` (.npz, one array per dotted leaf path), atomically:
+    a small, dependency-free file for trained weights that are committed to the repository
+    (a full train state stays in Orbax `Checkpointer` folders)."""
+    import io  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in _leaf_paths(jax.device_get(tree))})
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buffer.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load_params(path: str, like: Any) -> Any:
+    """The pytree `save_params` wrote to `path`, in the structure of `like` (a tree of arrays
+    or `jax.ShapeDtypeStruct`s, e.g. `jax.eval_shape(model.init, ...)`), as numpy arrays.
+
+    `CheckpointMismatch` (one line naming the file and the differing leaves) when a leaf is
+    missing, extra, or of another shape or dtype; FileNotFoundError naming a missing file.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such parameter file")
+    with np.load(path) as f:
+        stored = {k: f[k] for k in f.files}
+    expected = _leaf_paths(like)
+    problems = _differences(stored, dict(expected))
+    if problems:
+        raise CheckpointMismatch(f"{path}: the stored parameters differ from the model's: "
+                                 + "; ".join(problems))
+    return jax.tree.unflatten(jax.tree.structure(like), [stored[k] for k, _ in expected])

@@ -1,16 +1,25 @@
 """Finished MultiPDENet runs, for tools, notebooks and benchmarks: `load_run` (config,
-dataset, emulator, trained parameters) and `evaluate_transfer` (a trained run on a dataset
-with other settings)."""
+dataset, emulator, trained parameters), `export_run` / `load_exported` (a run's weights as a
+small folder that can be committed and loaded without its dataset) and `evaluate_transfer`
+(a trained run on a dataset with other settings)."""
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any, NamedTuple
 
-from lib.common import config as config_lib, train_loop, workdir as wd
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lib.common import checkpoint, config as config_lib, train_loop, workdir as wd
 from lib.multipdenet import data as data_lib, emulators
 from lib.multipdenet.config_schema import ADDED_KEYS, validate
 from lib.multipdenet.evaluation import evaluate
 from lib.multipdenet.training import build_emulator, make_task
+from lib.pde import data_config, dataset as dataset_lib
+
+PARAMS, REFERENCE = "params.npz", "reference.npz"
 
 
 class Run(NamedTuple):
@@ -44,6 +53,8 @@ def load_run(workdir: str, data_root: str | None = None) -> Run:
     For notebooks, benchmarks and transfer studies; `data_root` overrides where the dataset
     is looked up (it is regenerated there if missing). ValueError if `workdir` is not a run.
     """
+    if os.path.isfile(os.path.join(workdir, PARAMS)):
+        return load_exported(workdir)
     config = run_config(workdir)
     if data_root:
         config = config_lib.apply_overrides(config, {"data_root": data_root})
@@ -55,6 +66,45 @@ def load_run(workdir: str, data_root: str | None = None) -> Run:
     state, step = train_loop.restore_trained(make_task(config, emulator, data["train"]), workdir,
                                              config.train.seed)
     return Run(config, data, emulator, state["params"], step)
+
+
+def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
+    """Write `out/`: the run's config.json and results.json, its trained parameters
+    (`params.npz`) and a reference rollout (`reference.npz`: the first test IC `u0` and the
+    model's next `n_frames` frames) that `load_exported` users can check against. `out` must
+    not exist (nothing is overwritten); the folder appears whole or not at all."""
+    if os.path.exists(out):
+        raise FileExistsError(f"{out} exists; export to a new folder (nothing is overwritten)")
+    run = load_run(workdir)
+    if not run.emulator.trainable:
+        raise ValueError(f"{workdir}: model {run.config.model.name!r} has no trained parameters")
+    u0 = np.asarray(run.data["test"][0, 0])
+    frames = np.asarray(jax.jit(run.emulator.rollout, static_argnums=2)(run.params, jnp.asarray(u0), n_frames))
+    tmp = f"{out}.tmp_export"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    for name in (wd.CONFIG, wd.RESULTS):
+        shutil.copy2(os.path.join(workdir, name), os.path.join(tmp, name))
+    checkpoint.save_params(os.path.join(tmp, PARAMS), run.params)
+    np.savez_compressed(os.path.join(tmp, REFERENCE), u0=u0, frames=frames, step=run.step)
+    os.replace(tmp, out)
+    return out
+
+
+def load_exported(folder: str) -> Run:
+    """A folder `export_run` wrote, as a `Run` whose `data` holds only the dataset's
+    `metadata` (computed from the config, no dataset is generated) and the `reference`
+    rollout {"u0", "frames", "step"}. CheckpointMismatch when the code's model differs."""
+    config = run_config(folder)
+    validate(config)
+    metadata = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))
+    emulator = build_emulator(config, metadata)
+    with np.load(os.path.join(folder, REFERENCE)) as f:
+        reference = {k: f[k] for k in f.files}
+    like = jax.eval_shape(emulator.init, jax.random.key(0), jnp.asarray(reference["u0"])[None])
+    params = checkpoint.load_params(os.path.join(folder, PARAMS), like)
+    return Run(config, {"metadata": metadata, "reference": reference}, emulator, params,
+               int(reference["step"]))
 
 
 def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,

@@ -154,3 +154,21 @@ def test_window_curriculum_must_end_at_the_window(data_root):
     config = _config(data_root, **{"train.window": 3, "train.window_curriculum": (1, 2)})
     with pytest.raises(config_lib.ConfigError, match="window_curriculum.*end at train.window = 3"):
         train.validate(config)
+
+
+def test_export_loads_without_the_dataset_and_reproduces_its_reference(tiny_run, tmp_path):
+    from lib.multipdenet import runs
+    workdir, _ = tiny_run
+    out = runs.export_run(workdir, str(tmp_path / "exported"), n_frames=3)
+    assert sorted(os.listdir(out)) == ["config.json", "params.npz", "reference.npz", "results.json"]
+    with pytest.raises(FileExistsError, match="exported exists"):
+        runs.export_run(workdir, out)
+    exported = runs.load_run(out)
+    full = runs.load_run(workdir)
+    assert set(exported.data) == {"metadata", "reference"} and exported.step == full.step == 4
+    for a, b in zip(jax.tree.leaves(exported.params), jax.tree.leaves(full.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    ref = exported.data["reference"]
+    frames = exported.emulator.rollout(exported.params, jnp.asarray(ref["u0"]), 3)
+    np.testing.assert_allclose(np.asarray(frames), ref["frames"], rtol=1e-5, atol=1e-6)
+    assert exported.data["metadata"]["frame_dt"] == full.data["metadata"]["frame_dt"]
