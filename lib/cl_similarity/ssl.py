@@ -19,7 +19,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from lib.cl_similarity import augment, losses, probe
 from lib.cl_similarity.encoder import SimCLRNet
@@ -88,14 +87,14 @@ def peak_lr(spec: RunSpec) -> float:
     return spec.base_lr * scale
 
 
-def make_optimizer(spec: RunSpec, num_steps: int, spe: int) -> optax.GradientTransformation:
-    """SGD(momentum 0.9)+wd or AdamW; linear warm-up then cosine decay (as App. D)."""
+def optimizer_block(spec: RunSpec, spe: int) -> dict:
+    """`optim.make_optimizer`'s block: SGD (momentum 0.9) + wd or AdamW; linear warm-up then
+    cosine decay (as App. D)."""
     names = {"sgd": "sgd", "adam": "adamw"}
     if spec.optimizer not in names:
         raise ValueError(f"optimizer must be 'sgd' or 'adam', got {spec.optimizer!r}")
-    return optim.make_optimizer(dict(name=names[spec.optimizer], lr=peak_lr(spec),
-                                     schedule="cosine", warmup=spec.warmup_epochs * spe,
-                                     weight_decay=spec.weight_decay, momentum=0.9), num_steps)
+    return dict(name=names[spec.optimizer], lr=peak_lr(spec), schedule="cosine",
+                warmup=spec.warmup_epochs * spe, weight_decay=spec.weight_decay, momentum=0.9)
 
 
 def make_task(train_x: np.ndarray, spec: RunSpec, mesh) -> tuple[train_loop.Task, int]:
@@ -104,7 +103,7 @@ def make_task(train_x: np.ndarray, spec: RunSpec, mesh) -> tuple[train_loop.Task
     b = spec.batch_size
     spe = steps_per_epoch(n, b)
     num_steps = spec.epochs * spe
-    opt = make_optimizer(spec, num_steps, spe)
+    opt = optim.make_optimizer(optimizer_block(spec, spe), num_steps)
     loss_fn = losses.sharded_loss_fn(spec.loss, mesh, aux_weight=spec.aux_weight, num_data=n)
     net = spec.net
     shape = train_x.shape[1:]

@@ -20,10 +20,11 @@ from lib.gmflow import losses
 Array = jax.Array
 
 
-def make_optimizer(lr: float, num_steps: int, warmup: int, grad_clip: float = 10.0):
-    """AdamW (β₂ = 0.99, no decay), clipping, warm-up then cosine decay to lr / 10."""
-    return optim.make_optimizer(dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup,
-                                     end_lr_factor=0.1, clip=grad_clip, b2=0.99), num_steps)
+def optimizer_block(lr: float, warmup: int, grad_clip: float = 10.0) -> dict:
+    """`optim.make_optimizer`'s block: AdamW (β₂ = 0.99, no decay), clipping, warm-up then
+    cosine decay to lr / 10."""
+    return dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup, end_lr_factor=0.1,
+                clip=grad_clip, b2=0.99)
 
 
 def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], batch_size: int,
@@ -34,7 +35,7 @@ def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], 
 
     batch_fn(step) -> {"x": (B, G, C) float32[, "label": (B,) int32]}, deterministic in step.
     """
-    opt = make_optimizer(lr, num_steps, warmup)
+    opt = optim.make_optimizer(optimizer_block(lr, warmup), num_steps)
     loss = losses.loss_fn(loss_kind, trans_ratio, t_min)
     conditional = num_classes > 0
     ex_x = jnp.asarray(example_x[:1])

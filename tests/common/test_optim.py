@@ -98,7 +98,7 @@ def test_gmflow_block():
     block = dict(name="adamw", lr=1e-2, schedule="cosine", warmup=4, end_lr_factor=0.1,
                  clip=10.0, b2=0.99)
     assert_same(optim.make_optimizer(block, 12), gmflow_ref(1e-2, 12, 4), 12)
-    assert_same(training.make_optimizer(1e-2, 12, 4), gmflow_ref(1e-2, 12, 4), 12)
+    assert_same(optim.make_optimizer(training.optimizer_block(1e-2, 4), 12), gmflow_ref(1e-2, 12, 4), 12)
 
 
 @pytest.mark.parametrize("name,warmup_epochs", [("sgd", 2), ("adam", 1), ("sgd", 0)])
@@ -112,7 +112,7 @@ def test_ssl_block(name, warmup_epochs):
     spec = ssl.RunSpec(batch_size=256, epochs=4, loss=None, aux_weight=0.0, optimizer=name,
                        base_lr=0.3, lr_scaling="none", weight_decay=1e-4,
                        warmup_epochs=warmup_epochs, augment=None, net=None, seed=0)
-    assert_same(ssl.make_optimizer(spec, steps, spe), ref, steps)
+    assert_same(optim.make_optimizer(ssl.optimizer_block(spec, spe), steps), ref, steps)
 
 
 @pytest.mark.parametrize("constant", [False, True])
@@ -122,7 +122,7 @@ def test_sketchdnn_block(constant):
                  warmup=0 if constant else 3, end_lr_factor=0.1, clip=1.0)
     ref = sketch_ref(1e-2, 10, 3, 1.0, constant)
     assert_same(optim.make_optimizer(block, 10), ref, 10)
-    assert_same(training.make_optimizer(1e-2, 10, 3, 1.0, constant), ref, 10)
+    assert_same(optim.make_optimizer(training.optimizer_block(1e-2, 3, 1.0, constant), 10), ref, 10)
 
 
 @pytest.mark.parametrize("warmup", [0, 4])
