@@ -17,6 +17,7 @@ compares it with the model:
 """
 from __future__ import annotations
 
+import io
 import logging as logging_std
 import os
 import shutil
@@ -27,6 +28,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 from absl import logging
 
+from lib.common import workdir as wd
 from lib.common.config import WorkdirError
 
 
@@ -245,21 +247,9 @@ def save_params(path: str, tree: Any) -> None:
     """Write a parameter pytree to `path` (.npz, one array per dotted leaf path), atomically:
     a small, dependency-free file for trained weights that are committed to the repository
     (a full train state stays in Orbax `Checkpointer` folders)."""
-    import io  # noqa: PLC0415
-    import tempfile  # noqa: PLC0415
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in _leaf_paths(jax.device_get(tree))})
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buffer.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    wd.write_bytes_atomic(path, buffer.getvalue())
 
 
 def load_params(path: str, like: Any) -> Any:

@@ -79,7 +79,12 @@ RESTARTED_PREFIX = "restarted_"
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` via a temporary file and `os.replace` (never half-written).
+    """Write `text` (UTF-8) to `path` atomically: see `write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    """Write `data` to `path` via a temporary file and `os.replace` (never half-written).
 
     The file gets the mode a plain `open(path, "w")` would give (0644 under the usual umask
     022), and is fsynced before the rename, its directory after it, so a crash leaves the
@@ -90,9 +95,9 @@ def write_text_atomic(path: str, text: str) -> None:
     suffix = os.path.splitext(path)[1] or ".txt"
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=suffix)
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
-            f.write(text)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
