@@ -79,8 +79,8 @@ RESTARTED_PREFIX = "restarted_"
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write `text` (UTF-8) to `path` atomically: see `write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """Write `text` to `path` atomically: see `write_bytes_atomic`."""
+    _write_atomic(path, text, "w")
 
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
@@ -90,12 +90,16 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
     022), and is fsynced before the rename, its directory after it, so a crash leaves the
     old or the new contents, never an empty file.
     """
+    _write_atomic(path, data, "wb")
+
+
+def _write_atomic(path: str, data: str | bytes, mode: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     suffix = os.path.splitext(path)[1] or ".txt"
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=suffix)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, mode) as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(data)
             f.flush()
