@@ -15,7 +15,8 @@ on vorticity correlation (Kochkov et al. 2021) and on velocity correlation, thre
 against the truth truncated to the point's grid. Cost: wall seconds per simulated time unit
 per trajectory of a jitted rollout of `--timing_frames` frames of all ICs in one batch,
 compile excluded, median of `--repeats` rounds interleaved over the points (the order
-rotated each round), one process. Writes `--out` (JSON), `.md` and `.png` beside it.
+rotated each round), one process. Writes `--out` (JSON), `.md` and `.png` beside it, and
+with `--readme` splices the table into that file's `front` block.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from lib.common import config as config_lib, workdir as wd
+from lib.common import config as config_lib, report, workdir as wd
 from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet.runs import load_run
@@ -42,6 +43,9 @@ flags.DEFINE_string("data_root", "data/pde", "Where the truth dataset is cached.
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front[_tiny].json).")
+flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
+flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
+                    "`<!-- results:front:begin/end -->` block (lib.common.report.splice).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
 
@@ -143,17 +147,31 @@ def figure(result: dict, path: str) -> str:
         for p in pts:
             ax.annotate(f"{p['grid']}²", (p["cost"], p["hct"]), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")
-    for p in (p for p in result["points"] if p["family"] == "learned"):
-        ax.errorbar(p["cost"], p["hct"], yerr=p["hct_std"], fmt="r*", ms=11, capsize=3,
-                    label=f"{p['name']} ({p['grid']}²)")
+    learned = [p for p in result["points"] if p["family"] == "learned"]
+    for p, (colour, marker) in zip(learned, zip(("C3", "C2", "C4", "C5", "C6", "C8"), "*PDXhv")):
+        ax.errorbar(p["cost"], p["hct"], yerr=p["hct_std"], fmt=marker, color=colour, ms=10,
+                    capsize=3, label=f"{p['name']} ({p['grid']}²)")
     ax.set(xscale="log", xlabel="wall s per simulated time unit per trajectory",
            ylabel="HCT on vorticity (mean ± std over ICs)", title=result["title"])
     ax.legend(fontsize=7)
     return plotting.save(fig, path)
 
 
+def publish(result: dict, out: str) -> None:
+    """Write the table (`.md`, and `--readme`'s `front` block) and the figure beside `out`."""
+    md = table(result)
+    wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
+    if FLAGS.readme:
+        report.splice(FLAGS.readme, "front", md)
+    print(md)
+    print(figure(result, os.path.splitext(out)[0] + ".png"))
+
+
 def main(_):
     tiny = FLAGS.variant == "tiny"
+    out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_tiny' if tiny else ''}.json"
+    if FLAGS.render:
+        return publish(wd.read_json(out), out)
     grids = [int(g) for g in (FLAGS.grids or (["16", "32"] if tiny else ["32", "48", "64", "96", "128"]))]
     dataset = config_lib.load_config(f"configs/pde_data/navier_stokes.py:{'front_tiny' if tiny else 'front'}")
     data = data_lib.load_or_generate(dataset, FLAGS.data_root)
@@ -196,12 +214,8 @@ def main(_):
                  f"{load[0]:.1f}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames. "
                  "Beyond the costliest classical point the front's HCT is that point's (a lower bound)."),
     }
-    out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_tiny' if tiny else ''}.json"
     wd.write_json_atomic(out, result)
-    md = table(result)
-    wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
-    print(md)
-    print(figure(result, os.path.splitext(out)[0] + ".png"))
+    publish(result, out)
 
 
 if __name__ == "__main__":
