@@ -70,15 +70,19 @@ def load_run(workdir: str, data_root: str | None = None) -> Run:
 
 def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
     """Write `out/`: the run's config.json and results.json, its trained parameters
-    (`params.npz`) and a reference rollout (`reference.npz`: the first test IC `u0` and the
-    model's next `n_frames` frames) that `load_exported` users can check against. `out` must
+    (`params.npz`) and a reference rollout (`reference.npz`: the first test IC `u0`, the
+    model's next `n_frames` frames and the truth's) that `load_exported` users can check
+    against. `out` must
     not exist (nothing is overwritten); the folder appears whole or not at all."""
     if os.path.exists(out):
         raise FileExistsError(f"{out} exists; export to a new folder (nothing is overwritten)")
     run = load_run(workdir)
     if not run.emulator.trainable:
         raise ValueError(f"{workdir}: model {run.config.model.name!r} has no trained parameters")
-    u0 = np.asarray(run.data["test"][0, 0])
+    if run.data["test"].shape[1] <= n_frames:
+        raise ValueError(f"{workdir}: the test trajectories have {run.data['test'].shape[1]} "
+                         f"frames; n_frames must be below that")
+    u0, truth = np.asarray(run.data["test"][0, 0]), np.asarray(run.data["test"][0, 1:n_frames + 1])
     frames = np.asarray(jax.jit(run.emulator.rollout, static_argnums=2)(run.params, jnp.asarray(u0), n_frames))
     tmp = f"{out}.tmp_export"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -86,7 +90,8 @@ def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
     for name in (wd.CONFIG, wd.RESULTS):
         shutil.copy2(os.path.join(workdir, name), os.path.join(tmp, name))
     checkpoint.save_params(os.path.join(tmp, PARAMS), run.params)
-    np.savez_compressed(os.path.join(tmp, REFERENCE), u0=u0, frames=frames, step=run.step)
+    np.savez_compressed(os.path.join(tmp, REFERENCE), u0=u0, frames=frames, truth=truth,
+                        step=run.step)
     os.replace(tmp, out)
     return out
 
@@ -94,7 +99,7 @@ def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
 def load_exported(folder: str) -> Run:
     """A folder `export_run` wrote, as a `Run` whose `data` holds only the dataset's
     `metadata` (computed from the config, no dataset is generated) and the `reference`
-    rollout {"u0", "frames", "step"}. CheckpointMismatch when the code's model differs."""
+    rollout {"u0", "frames", "truth", "step"}. CheckpointMismatch when the code's model differs."""
     config = run_config(folder)
     validate(config)
     metadata = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))

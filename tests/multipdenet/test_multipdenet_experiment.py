@@ -172,3 +172,4 @@ def test_export_loads_without_the_dataset_and_reproduces_its_reference(tiny_run,
     frames = exported.emulator.rollout(exported.params, jnp.asarray(ref["u0"]), 3)
     np.testing.assert_allclose(np.asarray(frames), ref["frames"], rtol=1e-5, atol=1e-6)
     assert exported.data["metadata"]["frame_dt"] == full.data["metadata"]["frame_dt"]
+    np.testing.assert_array_equal(ref["truth"], full.data["test"][0, 1:4])
