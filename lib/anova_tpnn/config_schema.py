@@ -13,7 +13,6 @@ epochs; `purify_grid`, the M of the purified-component scores, 0 = off), plus th
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.anova_tpnn.baselines import MODEL_NAMES

@@ -14,7 +14,6 @@ stopped by `lib.cades.divergence` before anything is written.
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.cades.scenarios import ALL_SPP_FAMILIES, MULTIVARIATE, SPP_FAMILIES

@@ -9,7 +9,6 @@ logging and checkpoint settings; the number of steps follows from `ssl.epochs`),
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.cl_similarity.losses import LOSSES

@@ -10,7 +10,6 @@ demo), `eval`, plus the shared `train` and `mesh` blocks.
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -4,7 +4,6 @@ differs, through `config(overrides)`.
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -9,7 +9,6 @@ iterative modes), `editor` (fine-tuned workspace LM: variants, tokenizer, model,
 """
 from __future__ import annotations
 
-
 import os
 
 import ml_collections

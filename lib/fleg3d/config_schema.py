@@ -14,7 +14,6 @@ baselines), `eval` (protocols, repeats, fine-tuning baseline), plus `tag` and `s
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -10,7 +10,6 @@ num_steps is the image fits' step count), `eval` (NTK points, plots) and `regres
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -13,7 +13,6 @@ time are chosen — `penalty` "cv" over `l2_grid` with `cv_folds` inner folds, "
 """
 from __future__ import annotations
 
-
 import ml_collections
 import numpy as np
 

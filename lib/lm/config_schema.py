@@ -6,7 +6,6 @@ fields), `optim`, `train` (shared block + `batch_size`), `eval`, `mesh`, `tag`, 
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

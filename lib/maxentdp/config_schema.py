@@ -20,7 +20,6 @@ Blocks:
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -72,8 +72,8 @@ def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
     """Write `out/`: the run's config.json and results.json, its trained parameters
     (`params.npz`) and a reference rollout (`reference.npz`: the first test IC `u0`, the
     model's next `n_frames` frames and the truth's) that `load_exported` users can check
-    against. `out` must
-    not exist (nothing is overwritten); the folder appears whole or not at all."""
+    against. `out` must not exist (nothing is overwritten); the folder is built beside it
+    and renamed into place, so it appears whole or not at all."""
     if os.path.exists(out):
         raise FileExistsError(f"{out} exists; export to a new folder (nothing is overwritten)")
     run = load_run(workdir)
@@ -87,12 +87,16 @@ def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
     tmp = f"{out}.tmp_export"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    for name in (wd.CONFIG, wd.RESULTS):
-        shutil.copy2(os.path.join(workdir, name), os.path.join(tmp, name))
-    checkpoint.save_params(os.path.join(tmp, PARAMS), run.params)
-    np.savez_compressed(os.path.join(tmp, REFERENCE), u0=u0, frames=frames, truth=truth,
-                        step=run.step)
-    os.replace(tmp, out)
+    try:
+        for name in (wd.CONFIG, wd.RESULTS):
+            shutil.copy2(os.path.join(workdir, name), os.path.join(tmp, name))
+        checkpoint.save_params(os.path.join(tmp, PARAMS), run.params)
+        np.savez_compressed(os.path.join(tmp, REFERENCE), u0=u0, frames=frames, truth=truth,
+                            step=run.step)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return out
 
 

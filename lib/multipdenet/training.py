@@ -79,7 +79,7 @@ def curriculum_loss(emulator: emulators.Emulator, params: Any, batch: dict, step
 def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> train_loop.Task:
     opt = optim.make_optimizer(optim_block(config), config.train.num_steps)
     window, bs, seed = config.train.window, config.train.batch_size, config.train.seed
-    windows = tuple(config.train.get("window_curriculum", ())) or (window,)
+    windows = tuple(config.train.window_curriculum) or (window,)
     example = jnp.asarray(train_data[:1, 0])
 
     def init_state(key):

@@ -12,7 +12,6 @@ vectorised over step sizes, initial utilities and seeds; there is no network to 
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

@@ -13,7 +13,6 @@ the end), `tag`, `seed`.
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

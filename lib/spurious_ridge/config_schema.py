@@ -8,7 +8,6 @@ gradient descent here.
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib

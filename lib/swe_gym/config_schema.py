@@ -10,7 +10,6 @@ Blocks: `data` (generated benchmark), `sandbox` (test-run limits), `agent` (caps
 """
 from __future__ import annotations
 
-
 import ml_collections
 
 from lib.common import config as config_lib
