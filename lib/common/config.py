@@ -10,6 +10,7 @@ the value and what is allowed, raised before any compute.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import difflib
 import importlib.util
@@ -291,8 +292,11 @@ def load_config(spec: str) -> ml_collections.ConfigDict:
         raise ConfigError(_raised_in(path, err, f"in get_config({arg or None!r})")) from err
 
 
-def load_config_json(path: str) -> ml_collections.ConfigDict:
-    """A run's recorded `config.json` as a locked ConfigDict (lists become tuples)."""
+def load_config_json(path: str, renamed: Mapping[str, str] | None = None
+                     ) -> ml_collections.ConfigDict:
+    """A run's recorded `config.json` as a locked ConfigDict (lists become tuples), with
+    keys recorded under an old name read as their new one (`renamed`: {old dotted key: new},
+    `renamed_of(KEYS)`; see `rename_keys`)."""
     import json  # noqa: PLC0415
 
     def tuples(obj):
@@ -303,7 +307,8 @@ def load_config_json(path: str) -> ml_collections.ConfigDict:
         return obj
 
     with open(path) as f:
-        config = ml_collections.ConfigDict(tuples(json.load(f)))
+        stored, _ = rename_keys(json.load(f), renamed or {})
+    config = ml_collections.ConfigDict(tuples(stored))
     config.lock()
     return config
 
@@ -332,8 +337,9 @@ def flatten(config: ml_collections.ConfigDict | Mapping, prefix: str = "") -> di
 # ----------------------------------------------------------------------------- key tables
 # One home per config key: its default and its rule side by side (`Key`), from which both
 # the config a `configs/<name>/*.py` file builds (`from_keys`) and the schema `validate`
-# checks (`rules_of`) are derived; `added_of` gives `workdir.prepare(added=...)`. Adding a
-# key is one `Key(...)` line plus the code that reads it.
+# checks (`rules_of`) are derived; `added_of` gives `workdir.prepare(added=...)` and
+# `renamed_of` gives `workdir.prepare(renamed=...)` and `rename_keys` (stored configs written
+# under a key's old name). Adding a key is one `Key(...)` line plus the code that reads it.
 
 REQUIRED = "<required>"   # a default every config file must state
 _NEW = object()
@@ -341,10 +347,13 @@ _NEW = object()
 
 class Key(NamedTuple):
     """A config key's default, its `Rule`, and (optionally) `before`: the value that
-    reproduces runs recorded before the key existed (so their workdirs keep resuming)."""
+    reproduces runs recorded before the key existed, and `was`: the key's old dotted name,
+    under which older runs recorded it (so their workdirs keep resuming and their stored
+    configs keep loading)."""
     default: Any
     rule: "Rule"
     before: Any = _NEW
+    was: str | None = None
 
 
 def keys_of_block(prefix: str, block: ml_collections.ConfigDict, rules: Mapping) -> dict:
@@ -363,6 +372,49 @@ def added_of(keys: Mapping[str, Key]) -> dict:
     return {k: key.before for k, key in keys.items() if key.before is not _NEW}
 
 
+def renamed_of(keys: Mapping[str, Key]) -> dict:
+    """{old dotted key: new dotted key} for `workdir.prepare(renamed=...)` and `rename_keys`."""
+    return {key.was: k for k, key in keys.items() if key.was is not None}
+
+
+def rename_keys(tree: Mapping, renamed: Mapping[str, str]) -> tuple[dict, dict]:
+    """(a copy of `tree`, a nested dict such as a stored config.json, with each old dotted
+    key of `renamed` ({old: new}) that it holds moved to its new name, {old: new} of those
+    moved). A key keeps its place when only its last name changes. A tree that already holds
+    the new name keeps the old key as it is (a config cannot hold both)."""
+    out = copy.deepcopy(dict(tree))
+    moved = {}
+    for old, new in renamed.items():
+        *old_parents, old_leaf = old.split(".")
+        *new_parents, new_leaf = new.split(".")
+        src = _node(out, old_parents)
+        if src is None or old_leaf not in src or _has(out, new):
+            continue
+        if old_parents == new_parents:
+            items = list(src.items())
+            src.clear()
+            src.update((new_leaf if k == old_leaf else k, v) for k, v in items)
+        else:
+            dst = out
+            for name in new_parents:
+                dst = dst.setdefault(name, {})
+            dst[new_leaf] = src.pop(old_leaf)
+        moved[old] = new
+    return out, moved
+
+
+def _node(tree: dict, names: Sequence[str]) -> dict | None:
+    for name in names:
+        tree = tree.get(name) if isinstance(tree, dict) else None
+    return tree if isinstance(tree, dict) else None
+
+
+def _has(tree: dict, dotted: str) -> bool:
+    *parents, leaf = dotted.split(".")
+    node = _node(tree, parents)
+    return node is not None and leaf in node
+
+
 def from_keys(keys: Mapping[str, Key], overrides: Mapping[str, Any], *, where: str,
               extra: Mapping[str, Any] | None = None) -> ml_collections.ConfigDict:
     """The config of `keys`' defaults with `overrides` (flat dotted keys) applied, and the
@@ -371,7 +423,10 @@ def from_keys(keys: Mapping[str, Key], overrides: Mapping[str, Any], *, where: s
     ConfigError naming `where` (the schema file) for an unknown override (with a "did you
     mean") or for a `REQUIRED` key left unstated.
     """
+    renamed = renamed_of(keys)
     for k in overrides:
+        if k in renamed:
+            raise ConfigError(f"{where}: config key {k!r} is now called {renamed[k]!r}")
         if k not in keys:
             raise ConfigError(f"{where}: unknown config key {k!r}{_suggest(k, keys)}")
     flat = {k: key.default for k, key in keys.items()} | dict(overrides)

@@ -24,6 +24,8 @@ Config identity on resume (`prepare`). A rerun in an existing workdir resumes it
     a key config.json lacks               accepted only when declared in
                                           `prepare(..., added={key: old_behaviour_value})`
                                           with that value now; logged
+    a key config.json holds under an      read as the new name when declared in
+    old name                              `prepare(..., renamed={old: new})`; logged
     every other key                       must be equal; else a `WorkdirError` (a
                                           `ConfigError`: one line, exit 2) naming every
                                           differing, new or missing key
@@ -49,7 +51,8 @@ nothing deleted) and starts fresh. `--restart` changes nothing in a workdir that
 
 Put every setting that does not change what is computed in the top-level `run` block
 (never under `train`/`data`), and when adding a key to an experiment whose workdirs must
-keep resuming, declare it in `added` with the value that reproduces the old behaviour.
+keep resuming, declare it in `added` with the value that reproduces the old behaviour; when
+renaming a key, declare the old name in `renamed` (`Key(..., was=old)`, `renamed_of`).
 """
 from __future__ import annotations
 
@@ -65,7 +68,7 @@ from typing import Any, Mapping
 from absl import logging
 
 from lib.common import workdir_lock
-from lib.common.config import WorkdirError
+from lib.common.config import WorkdirError, rename_keys
 
 CONFIG = "config.json"
 METRICS = "metrics.jsonl"
@@ -164,13 +167,17 @@ RUN_BLOCK = "run"
 
 
 def prepare(workdir: str, config_dict: dict, *, primary: bool = True,
-            added: Mapping[str, Any] | None = None, steps_extendable: bool = False) -> None:
+            added: Mapping[str, Any] | None = None, renamed: Mapping[str, str] | None = None,
+            steps_extendable: bool = False) -> None:
     """Lock the workdir, create it and record the config; refuse a workdir of another run.
 
     The primary process takes the workdir's lock first (`lib.common.workdir_lock`; a
     `WorkdirError` naming the holder when another live process has it). Then the config
     identity rule (what a rerun in an existing workdir may change):
 
+    0. A key the stored config.json holds under an old name declared in `renamed` ({old
+       dotted key: new dotted key}, `config.renamed_of(KEYS)`) is read as the new name
+       (`config.rename_keys`), then compared like any other key; a resume logs each rename.
     1. Run-time only, never compared: the top-level `run` block (a wall-clock budget, loader
        workers, anything that says how long or how to run, not what to compute) and
        `train.{log_every, checkpoint_every, keep_checkpoints}`; also `train.num_steps`
@@ -194,16 +201,18 @@ def prepare(workdir: str, config_dict: dict, *, primary: bool = True,
     path = os.path.join(workdir, CONFIG)
     new = json.loads(json.dumps(config_dict, default=_default))
     if os.path.exists(path):
-        old = read_json(path)
+        old, moved = rename_keys(read_json(path), renamed or {})
         added = json.loads(json.dumps(dict(added or {}), default=_default))
         free = RESUMABLE_KEYS + ((STEPS_KEY,) if steps_extendable else ())
         problems, accepted = _compare(_identity(old, free), _identity(new, free), added)
-        problems = [_steps_problem(p, old, new) for p in problems]
+        problems = [_renamed_problem(_steps_problem(p, old, new), moved) for p in problems]
         if problems:
             raise WorkdirError(
                 f"workdir {workdir!r} holds a run with a different config "
                 f"({'; '.join(problems)}); use a new --workdir, or delete the old one to "
                 "start over")
+        for was, now in moved.items():
+            logging.warning("config key %r of %s is read as %r (its new name)", was, path, now)
         for key in accepted:
             logging.warning("config key %r is new since %s was written; accepted because its "
                             "value %r is the declared behaviour before it existed",
@@ -230,6 +239,14 @@ def _steps_problem(problem: str, old: dict, new: dict) -> str:
     return (f"{problem}: schedules are built from it, so a resumed run would follow "
             f"neither; use a new --workdir to train for {now} steps, or rerun with "
             f"--config.train.{STEPS_KEY}={was}")
+
+
+def _renamed_problem(problem: str, moved: Mapping[str, str]) -> str:
+    """`problem` naming the stored name too when its key was read under an old name."""
+    for was, now in moved.items():
+        if problem.startswith(f"'{now}':"):
+            return f"'{now}' (stored as '{was}'){problem[len(now) + 2:]}"
+    return problem
 
 
 def _identity(cfg: dict, free: tuple[str, ...] = RESUMABLE_KEYS) -> dict:

@@ -102,3 +102,25 @@ def test_a_num_steps_change_is_refused_unless_the_experiment_declares_it_free(wo
     assert _stored(workdir) == BASE                  # nothing written
     wd.prepare(workdir, _cfg(train__num_steps=50), steps_extendable=True)
     assert _stored(workdir)["train"]["num_steps"] == 50
+
+
+def test_a_key_stored_under_its_old_name_resumes_as_the_new_name(tmp_path, caplog):
+    # A run recorded before `model.hidden` was renamed `model.width` (declared with
+    # `Key(..., was="model.hidden")`, passed as `renamed=renamed_of(KEYS)`).
+    workdir = str(tmp_path)
+    wd.prepare(workdir, BASE)
+    renamed = {"model.hidden": "model.width"}
+    with pytest.raises(ValueError) as err:           # another value: refused, naming the key
+        wd.prepare(workdir, _cfg(model__hidden=None, model__width=64), renamed=renamed)
+    assert "'model.width' (stored as 'model.hidden'): 32 in the workdir, 64 now" in str(err.value)
+    assert _stored(workdir) == BASE                  # nothing written
+    new = _cfg(model__hidden=None, model__width=32)
+    wd.prepare(workdir, new, renamed=renamed)        # the same value: resumes, logged
+    assert "'model.hidden'" in caplog.text and "read as 'model.width'" in caplog.text
+    assert _stored(workdir) == new                   # stored under the new name from now on
+    assert "hidden" not in _stored(workdir)["model"]
+    wd.prepare(workdir, new, renamed=renamed)        # nothing left to rename
+    other = str(tmp_path / "other")
+    wd.prepare(other, BASE)
+    with pytest.raises(ValueError, match=r"'model.width' is new"):   # undeclared: refused
+        wd.prepare(other, new)
