@@ -31,6 +31,7 @@ from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import guards
 from lib.common import report, train_loop
+from lib.common.stages import Stages
 from lib.common import workdir as wd
 from lib.kar_peak import fit as fit_lib
 from lib.kar_peak import metrics, plots, tasks
@@ -50,7 +51,8 @@ def _mask_list(config) -> list[np.ndarray]:
 
 
 def _fit_dir(workdir: str, group: str, method: str) -> str:
-    return os.path.join(workdir, "fits", group, method.replace("+", "_"))
+    """The stage folder of one fit: <workdir>/fits/<group>/<method, '+' as '_'>."""
+    return Stages(workdir, "fits").dir(f"{group}/{method.replace('+', '_')}")
 
 
 def _ntk_fn(fit, points, chunk):

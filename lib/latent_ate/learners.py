@@ -238,6 +238,54 @@ def lasso(alpha: float, num_iter: int = 500, name: str | None = None) -> Learner
 PENALTIES = ("cv", "scaled", "fixed")
 
 
+def _losses(model, classify: bool):
+    """(loss_fn(params, x, y, w), penalised(params, x, y, w, l2)): the w-weighted mean
+    squared error (logistic loss when `classify`) and that plus (l2/2)·Σ‖kernel‖²."""
+    def loss_fn(params, x, y, w):
+        out = model.apply(params, x)[..., 0]
+        per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
+        return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
+
+    def penalised(params, x, y, w, l2):
+        kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
+                   if "kernel" in jax.tree_util.keystr(path)]
+        return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
+
+    return loss_fn, penalised
+
+
+def _standardise(x, y, tr, classify: bool):
+    """(xs, ys, (mean, std, y_mean, y_std)): x (and y, for regression) standardised with
+    the weighted moments of the rows tr."""
+    mean, std = _weighted_moments(x, tr)
+    if classify:
+        return (x - mean) / std, y, (mean, std, 0.0, 1.0)
+    y_mean = (tr * y).sum() / jnp.maximum(tr.sum(), 1.0)
+    y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
+    y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
+    return (x - mean) / std, (y - y_mean) / y_std, (mean, std, y_mean, y_std)
+
+
+def _keep_best(val_loss, chunk, stop_at: int, n_chunks: int):
+    """Run `chunk(params, state, i) -> (params, state)` n_chunks times in a scan from
+    (params, state), tracking the val loss after each: (best params, curve (n_chunks,)).
+    stop_at < 0 keeps the lowest val loss so far (the initial parameters included);
+    stop_at = t >= 0 keeps the parameters after chunk t + 1."""
+    def run(params, state):
+        def body(carry, i):
+            params, state, best, best_loss = carry
+            params, state = chunk(params, state, i)
+            vloss = val_loss(params)
+            keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
+            best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)
+            return (params, state, best, jnp.where(keep, vloss, best_loss)), vloss
+
+        (_, _, best, _), curve = jax.lax.scan(body, (params, state, params, val_loss(params)),
+                                              jnp.arange(n_chunks))
+        return best, curve
+    return run
+
+
 def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
     """train(x, y, tr, val, l2, key, stop_at) -> (params, (mean, std, y_mean, y_std), curve).
 
@@ -250,43 +298,20 @@ def _mlp_trainer(model, lr: float, classify: bool, steps: int, eval_every: int):
     """
     opt = optax.adam(lr)
     n_chunks = max(steps // eval_every, 1)
-
-    def loss_fn(params, x, y, w):
-        out = model.apply(params, x)[..., 0]
-        per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
-        return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
-
-    def penalised(params, x, y, w, l2):
-        kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
-                   if "kernel" in jax.tree_util.keystr(path)]
-        return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
+    loss_fn, penalised = _losses(model, classify)
 
     def train(x, y, tr, val, l2, key, stop_at):
-        mean, std = _weighted_moments(x, tr)
-        xs = (x - mean) / std
-        if classify:
-            ys, y_mean, y_std = y, 0.0, 1.0
-        else:
-            y_mean = (tr * y).sum() / jnp.maximum(tr.sum(), 1.0)
-            y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
-            y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
-            ys = (y - y_mean) / y_std
+        xs, ys, moments = _standardise(x, y, tr, classify)
         params = model.init(key, xs[:1])
-        state = opt.init(params)
 
-        def train_chunk(carry, i):
-            params, state, best, best_loss = carry
+        def chunk(params, state, i):
             (params, state), _ = optim.descend(lambda p: penalised(p, xs, ys, tr, l2), params,
                                                state, opt, eval_every)
-            vloss = loss_fn(params, xs, ys, val)
-            keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
-            best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)
-            return (params, state, best, jnp.where(keep, vloss, best_loss)), vloss
+            return params, state
 
-        init_loss = loss_fn(params, xs, ys, val)
-        (_, _, best, _), curve = jax.lax.scan(train_chunk, (params, state, params, init_loss),
-                                              jnp.arange(n_chunks))
-        return best, (mean, std, y_mean, y_std), curve
+        best, curve = _keep_best(lambda p: loss_fn(p, xs, ys, val), chunk, stop_at,
+                                 n_chunks)(params, opt.init(params))
+        return best, moments, curve
 
     return train
 
@@ -302,39 +327,19 @@ def _mlp_minibatch_trainer(model, lr: float, classify: bool, epochs: int, batch_
     records the mean loss on the rows val after every epoch; `stop_at` as in `_mlp_trainer`.
     """
     opt = optax.adam(lr)
-
-    def loss_fn(params, x, y, w):
-        out = model.apply(params, x)[..., 0]
-        per = optax.sigmoid_binary_cross_entropy(out, y) if classify else (out - y) ** 2
-        return (w * per).sum() / jnp.maximum(w.sum(), 1.0)
-
-    def penalised(params, x, y, w, l2):
-        kernels = [v for path, v in jax.tree_util.tree_leaves_with_path(params)
-                   if "kernel" in jax.tree_util.keystr(path)]
-        return loss_fn(params, x, y, w) + 0.5 * l2 * sum((k ** 2).sum() for k in kernels)
-
+    loss_fn, penalised = _losses(model, classify)
     grad_fn = jax.grad(penalised)
 
     def train(x, y, tr, val, l2, key, stop_at):
         n = x.shape[0]
         n_batches = -(-n // batch_size)
-        mean, std = _weighted_moments(x, tr)
-        xs = (x - mean) / std
-        if classify:
-            ys, y_mean, y_std = y, 0.0, 1.0
-        else:
-            y_mean = (tr * y).sum() / jnp.maximum(tr.sum(), 1.0)
-            y_std = jnp.sqrt((tr * (y - y_mean) ** 2).sum() / jnp.maximum(tr.sum(), 1.0))
-            y_std = jnp.where(y_std > 1e-8, y_std, 1.0)
-            ys = (y - y_mean) / y_std
+        xs, ys, moments = _standardise(x, y, tr, classify)
         k_order = jax.random.fold_in(key, 1)        # init from `key`, as `_mlp_trainer`
         params = model.init(key, xs[:1])
-        state = opt.init(params)
         n_fit = (tr > 0).sum()
         slots = jnp.arange(n_batches * batch_size).reshape(n_batches, batch_size)
 
-        def epoch(carry, i):
-            params, state, best, best_loss = carry
+        def epoch(params, state, i):
             # rows of tr first, in random order; slot j of the epoch holds row order[j]
             u = jax.random.uniform(jax.random.fold_in(k_order, i), (n,)) + 2.0 * (tr <= 0)
             order = jnp.argsort(u)
@@ -352,15 +357,11 @@ def _mlp_minibatch_trainer(model, lr: float, classify: bool, epochs: int, batch_
                 return (pick(new_params, params), pick(new_state, state)), None
 
             (params, state), _ = jax.lax.scan(step, (params, state), jnp.arange(n_batches))
-            vloss = loss_fn(params, xs, ys, val)
-            keep = jnp.where(stop_at < 0, vloss < best_loss, i == stop_at)
-            best = jax.tree.map(lambda a, b: jnp.where(keep, a, b), params, best)
-            return (params, state, best, jnp.where(keep, vloss, best_loss)), vloss
+            return params, state
 
-        init_loss = loss_fn(params, xs, ys, val)
-        (_, _, best, _), curve = jax.lax.scan(epoch, (params, state, params, init_loss),
-                                              jnp.arange(epochs))
-        return best, (mean, std, y_mean, y_std), curve
+        best, curve = _keep_best(lambda p: loss_fn(p, xs, ys, val), epoch, stop_at,
+                                 epochs)(params, opt.init(params))
+        return best, moments, curve
 
     return train
 
