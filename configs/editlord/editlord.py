@@ -51,7 +51,7 @@ def get_config(arg=None):
              "editor.batch_size": 2, "editor.max_new_tokens": 24, "editor.model.d_model": 32,
              "editor.model.num_layers": 1, "editor.model.num_heads": 2, "editor.model.d_ff": 64,
              "editor.model.max_len": 512, "editor.optim.lr": 1e-3,
-             "editor.optim.warmup_steps": 0, "train.num_steps": 3, "train.log_every": 1,
+             "editor.optim.warmup": 0, "train.num_steps": 3, "train.log_every": 1,
              "train.checkpoint_every": 3, "eval.max_test_pairs": 2,
              "eval.perturbations": ("rename",)}),
         "quick": lambda: config(
@@ -61,7 +61,7 @@ def get_config(arg=None):
              "editor.bpe_merges": 400, "editor.batch_size": 8, "editor.max_new_tokens": 270,
              "editor.model.d_model": 96, "editor.model.num_layers": 2,
              "editor.model.num_heads": 4, "editor.model.d_ff": 384, "editor.model.max_len": 480,
-             "editor.optim.lr": 2e-3, "editor.optim.warmup_steps": 100, "train.num_steps": 1200,
+             "editor.optim.lr": 2e-3, "editor.optim.warmup": 100, "train.num_steps": 1200,
              "train.log_every": 25, "train.checkpoint_every": 100, "eval.max_test_pairs": 80}),
         "paper": lambda: config(
             {"tag": "paper", "data.max_rules": 4, "data.max_pairs_per_problem": 20,
@@ -75,7 +75,7 @@ def get_config(arg=None):
              "editor.model.d_model": 1024, "editor.model.num_layers": 24,
              "editor.model.num_heads": 16, "editor.model.d_ff": 4096,
              "editor.model.max_len": 2048, "editor.model.dtype": "bfloat16",
-             "editor.optim.lr": 3e-4, "editor.optim.warmup_steps": 500,
+             "editor.optim.lr": 3e-4, "editor.optim.warmup": 500,
              "train.num_steps": 20_000, "train.log_every": 100, "train.checkpoint_every": 1000,
              "eval.max_test_pairs": 10_000, "eval.prompting": True}),
     }, arg, default="quick")

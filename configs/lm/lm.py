@@ -22,20 +22,20 @@ def get_config(arg=None):
         "tiny": lambda: config(
             {"tag": "lm_tiny", "task.digits": 2, "task.num_train": 512, "model.d_model": 32,
              "model.num_layers": 2, "model.num_heads": 2, "model.d_ff": 64, "model.max_len": 48,
-             "optim.lr": 0.003, "optim.warmup_steps": 5, "train.num_steps": 60,
+             "optim.lr": 0.003, "optim.warmup": 5, "train.num_steps": 60,
              "train.log_every": 10, "train.checkpoint_every": 30, "train.batch_size": 16,
              "eval.num_eval": 16, "eval.batch_size": 16}),
         "quick": lambda: config(
             {"tag": "lm_quick", "task.digits": 4, "task.num_train": 64_000, "model.d_model": 128,
              "model.num_layers": 4, "model.num_heads": 4, "model.d_ff": 512, "model.max_len": 64,
-             "optim.lr": 0.001, "optim.warmup_steps": 100, "train.num_steps": 1000,
+             "optim.lr": 0.001, "optim.warmup": 100, "train.num_steps": 1000,
              "train.log_every": 50, "train.checkpoint_every": 250, "train.batch_size": 64,
              "eval.num_eval": 500, "eval.batch_size": 250}),
         "paper": lambda: config(
             {"tag": "lm_paper", "task.digits": 16, "task.num_train": 4_000_000,
              "tokenizer.bpe_merges": 8000, "model.d_model": 1024, "model.num_layers": 24,
              "model.num_heads": 16, "model.d_ff": 4096, "model.max_len": 2048,
-             "model.dtype": "bfloat16", "optim.lr": 0.0003, "optim.warmup_steps": 2000,
+             "model.dtype": "bfloat16", "optim.lr": 0.0003, "optim.warmup": 2000,
              "train.num_steps": 100_000, "train.log_every": 100, "train.checkpoint_every": 2000,
              "train.batch_size": 256, "eval.num_eval": 5000, "eval.batch_size": 500}),
     }, arg, default="quick")

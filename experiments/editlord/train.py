@@ -30,7 +30,7 @@ from lib.common import workdir as wd
 from lib.common.stages import Stages
 from lib.editlord import datasets, evaluation, rule_learning, samples
 from lib.editlord import report as el_report
-from lib.editlord.config_schema import optional_modules, validate
+from lib.editlord.config_schema import RENAMED_KEYS, optional_modules, validate
 from lib.editlord.editor_training import build_tokenizer, train_editor
 from lib.lm import sft
 
@@ -160,7 +160,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     t_start = time.perf_counter()
     # a workdir from before identifier abstraction resumes only with abstraction off
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               added={"editor.abstract_identifiers": False})
+               added={"editor.abstract_identifiers": False}, renamed=RENAMED_KEYS)
     data = Stages(workdir, folder="data")
     results: dict = {"tag": config.tag}
     clock = _Clock()

@@ -163,7 +163,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     extras.require(optional_modules(config))   # before any compute
     t_start = time.perf_counter()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               renamed=config_schema.RENAMED_KEYS)
     stages = Stages(workdir, folder=".")          # the layout of runs made before stages
     results = {"tag": config.tag, "training": {}, "domains": {}}
     if "arithmetic" in config.domains:

@@ -42,8 +42,8 @@ def build_tokenizer(config, conversations) -> Tokenizer:
 
 def optim_kwargs(config) -> dict:
     o = config.optim
-    return dict(lr=o.lr, num_steps=config.train.num_steps, warmup_steps=o.warmup_steps,
-                weight_decay=o.weight_decay, grad_clip=o.grad_clip)
+    return dict(lr=o.lr, num_steps=config.train.num_steps, warmup_steps=o.warmup,
+                weight_decay=o.weight_decay, grad_clip=o.clip)
 
 
 def training_data(config) -> tuple[Tokenizer, dict]:
@@ -93,7 +93,8 @@ def evaluate(config, cfg, params, tok: Tokenizer) -> dict:
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     t_start = time.perf_counter()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               renamed=config_schema.RENAMED_KEYS)
     tok, data = training_data(config)
     cfg = config_schema.model_config(config, tok.vocab_size)
     if mesh_lib.is_primary():

@@ -89,7 +89,7 @@ KEYS: dict[str, Key] = {
     "reward.logprob_feature": Key(True, Bool()),
     "reward.aggregation": Key("min", Choice(reward_models.AGGREGATIONS)),
     "reward.batch_size": Key(REQUIRED, Int(lo=1)),
-    **lm_schema.optim_keys("reward", lr=1e-3, warmup_steps=10, weight_decay=0.0),
+    **lm_schema.optim_keys("reward", lr=1e-3, warmup=10, weight_decay=0.0),
     **_train("reward"),
     "pools.num_sampled": Key(9, Int(lo=0)),
     "pools.temperature": Key(1.0, Float(lo=0.0)),
@@ -124,6 +124,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/jetts/config_schema.py")
 
 

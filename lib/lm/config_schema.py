@@ -37,11 +37,15 @@ def model_rules(prefix: str = "", *, min_len: int = 8) -> dict[str, Rule]:
 
 def optim_keys(prefix: str = "", **defaults) -> dict[str, Key]:
     """Keys of an `optim` block (AdamW with warm-up and clipping) under `prefix`: `lr` and
-    `warmup_steps` are `REQUIRED` unless given, weight decay 0.01 and clipping at 1.0."""
-    rules = {"lr": Float(lo=0.0, lo_open=True), "warmup_steps": Int(lo=0),
-             "weight_decay": Float(lo=0.0), "grad_clip": Float(lo=0.0, lo_open=True)}
-    defaults = {"weight_decay": 0.01, "grad_clip": 1.0} | defaults
-    return {_key(prefix, f"optim.{k}"): Key(defaults.get(k, REQUIRED), r) for k, r in rules.items()}
+    `warmup` (steps) are `REQUIRED` unless given, weight decay 0.01 and `clip` (global norm)
+    at 1.0; `warmup` and `clip` were called `warmup_steps` and `grad_clip`."""
+    rules = {"lr": Float(lo=0.0, lo_open=True), "warmup": Int(lo=0),
+             "weight_decay": Float(lo=0.0), "clip": Float(lo=0.0, lo_open=True)}
+    was = {"warmup": "warmup_steps", "clip": "grad_clip"}
+    defaults = {"weight_decay": 0.01, "clip": 1.0} | defaults
+    return {_key(prefix, f"optim.{k}"): Key(
+        defaults.get(k, REQUIRED), r, was=_key(prefix, f"optim.{was[k]}") if k in was else None)
+        for k, r in rules.items()}
 
 
 def optim_rules(prefix: str = "") -> dict[str, Rule]:
@@ -71,6 +75,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/lm/config_schema.py")
 
 

@@ -37,11 +37,11 @@ def lm_config(model_block, vocab_size: int) -> LMConfig:
 
 
 def optimizer_settings(optim_block, num_steps: int) -> dict:
-    """`sft.make_optimizer` keyword arguments from an `optim` block (lr, warmup_steps,
-    weight_decay, grad_clip) for a run of `num_steps`."""
+    """`sft.make_optimizer` keyword arguments from an `optim` block (lr, warmup,
+    weight_decay, clip) for a run of `num_steps`."""
     o = optim_block
-    return dict(lr=o.lr, num_steps=num_steps, warmup_steps=o.warmup_steps,
-                weight_decay=o.weight_decay, grad_clip=o.grad_clip)
+    return dict(lr=o.lr, num_steps=num_steps, warmup_steps=o.warmup,
+                weight_decay=o.weight_decay, grad_clip=o.clip)
 
 
 def encode(tok: Tokenizer, convs: Sequence[Sequence[dict]], max_len: int, *,
