@@ -22,7 +22,7 @@ from absl import logging
 
 from lib.common import config as config_lib, mesh as mesh_lib, train_loop, workdir as wd
 from lib.multipdenet import data as data_lib, emulators
-from lib.multipdenet.config_schema import ADDED_KEYS, validate
+from lib.multipdenet.config_schema import ADDED_KEYS, RENAMED_KEYS, validate
 from lib.multipdenet.evaluation import evaluate, write_plots
 from lib.multipdenet.training import build_emulator, make_task
 
@@ -33,7 +33,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary, added=ADDED_KEYS)
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary, added=ADDED_KEYS,
+               renamed=RENAMED_KEYS)
 
     data = data_lib.load_or_generate(
         config.dataset, config.data_root,

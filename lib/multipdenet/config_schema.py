@@ -5,8 +5,9 @@ before any compute.
 builds a config from those defaults (a `configs/multipdenet/*.py` file states only what
 differs), and `validate` checks a config against the same rules plus the cross-field
 checks. `before` is the value that reproduces a run recorded before the key existed
-(`ADDED_KEYS`, given to `wd.prepare` and to `runs.run_config`). `dataset` is a
-`configs/pde_data` config; its rules are `lib.pde.data_config.schema`.
+(`ADDED_KEYS`, given to `wd.prepare` and to `runs.run_config`); `was` is a key's old name
+(`RENAMED_KEYS`, likewise: stored configs with the old name keep resuming and loading).
+`dataset` is a `configs/pde_data` config; its rules are `lib.pde.data_config.schema`.
 """
 from __future__ import annotations
 
@@ -45,9 +46,9 @@ KEYS: dict[str, Key] = {
     "baseline.solver_steps_per_frame": Key(0, Int(lo=0)),
     "optim.lr": Key(REQUIRED, Float(lo=0.0, lo_open=True, hi=1.0)),
     "optim.end_lr_factor": Key(0.05, Float(lo=0.0, hi=1.0)),
-    "optim.warmup_steps": Key(20, Int(lo=0)),
+    "optim.warmup": Key(20, Int(lo=0), was="optim.warmup_steps"),
     "optim.weight_decay": Key(0.0, Float(lo=0.0)),
-    "optim.grad_clip": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "optim.clip": Key(1.0, Float(lo=0.0, lo_open=True), was="optim.grad_clip"),
     **config_lib.keys_of_block("train", config_lib.train_block(REQUIRED), config_lib.TRAIN_SCHEMA),
     "train.window": Key(REQUIRED, Int(lo=1)),
     # Curriculum over the BPTT window: equal phases of the run, one window each, ending at
@@ -62,6 +63,7 @@ KEYS: dict[str, Key] = {
     **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
 ADDED_KEYS = config_lib.added_of(KEYS)
+RENAMED_KEYS = config_lib.renamed_of(KEYS)
 
 
 def config(dataset: ml_collections.ConfigDict, overrides: dict[str, Any]) -> ml_collections.ConfigDict:

@@ -14,7 +14,7 @@ import numpy as np
 
 from lib.common import checkpoint, config as config_lib, train_loop, workdir as wd
 from lib.multipdenet import data as data_lib, emulators
-from lib.multipdenet.config_schema import ADDED_KEYS, validate
+from lib.multipdenet.config_schema import ADDED_KEYS, RENAMED_KEYS, validate
 from lib.multipdenet.evaluation import evaluate
 from lib.multipdenet.training import build_emulator, make_task
 from lib.pde import data_config, dataset as dataset_lib
@@ -35,7 +35,7 @@ class Run(NamedTuple):
 def run_config(workdir: str):
     if not os.path.isfile(os.path.join(workdir, wd.CONFIG)):
         raise ValueError(f"{workdir!r} has no {wd.CONFIG}: it is not a run folder")
-    config = config_lib.load_config_json(os.path.join(workdir, wd.CONFIG))
+    config = config_lib.load_config_json(os.path.join(workdir, wd.CONFIG), RENAMED_KEYS)
     with config.unlocked():
         for key, value in ADDED_KEYS.items():  # a run recorded before the key existed
             *parents, leaf = key.split(".")

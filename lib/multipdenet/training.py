@@ -53,8 +53,8 @@ def build_emulator(config, metadata: dict) -> emulators.Emulator:
 def optim_block(config) -> dict:
     """The `lib.common.optim` block: AdamW, clipping, warm-up, cosine to lr · end_lr_factor."""
     o = config.optim
-    return dict(name="adamw", lr=o.lr, schedule="cosine", warmup=o.warmup_steps,
-                end_lr_factor=o.end_lr_factor, clip=o.grad_clip, weight_decay=o.weight_decay)
+    return dict(name="adamw", lr=o.lr, schedule="cosine", warmup=o.warmup,
+                end_lr_factor=o.end_lr_factor, clip=o.clip, weight_decay=o.weight_decay)
 
 
 def window_loss(emulator: emulators.Emulator, params: Any, batch: dict, window: int) -> jax.Array:

@@ -134,8 +134,8 @@ def test_multipdenet_block(warmup):
     import ml_collections
     from lib.multipdenet import training as train
     config = ml_collections.ConfigDict(dict(
-        optim=dict(lr=1e-2, end_lr_factor=0.05, warmup_steps=warmup, weight_decay=1e-3,
-                   grad_clip=1.0), train=dict(num_steps=10)))
+        optim=dict(lr=1e-2, end_lr_factor=0.05, warmup=warmup, weight_decay=1e-3,
+                   clip=1.0), train=dict(num_steps=10)))
     assert_same(optim.make_optimizer(train.optim_block(config), 10), ref, 10)
 
 

@@ -54,7 +54,7 @@ def test_rerun_resumes_and_reproduces(tiny_run, data_root):
 
 
 def test_one_train_step_lowers_the_loss_on_a_fixed_batch(data_root):
-    config = _config(data_root, **{"optim.lr": 1e-4, "optim.warmup_steps": 0})
+    config = _config(data_root, **{"optim.lr": 1e-4, "optim.warmup": 0})
     data = data_lib.load_or_generate(config.dataset, data_root)
     emulator = train.build_emulator(config, data["metadata"])
     task = train.make_task(config, emulator, data["train"])
