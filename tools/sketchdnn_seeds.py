@@ -17,8 +17,8 @@ import sys
 
 from absl import app, flags
 
-from lib.common import report
-from lib.sketchdnn import seeds
+from lib.common import config as config_lib, report
+from lib.sketchdnn import config_schema, seeds
 
 WORKDIRS = flags.DEFINE_list("workdirs", None, "Run directories, one per training seed.")
 README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.")
@@ -31,13 +31,15 @@ def _read(path: str) -> dict:
 
 
 def _load(workdir: str) -> tuple[dict | None, dict]:
-    """(results.json or None when the run has not finished, config.json)."""
+    """(results.json or None when the run has not finished, config.json with keys recorded
+    under an old name read as their new one)."""
     config = os.path.join(workdir, "config.json")
     if not os.path.exists(config):
         sys.exit(f"{config} is missing: run experiments/sketchdnn/main.py with "
                  f"--workdir={workdir} first")
     results = os.path.join(workdir, "results.json")
-    return (_read(results) if os.path.exists(results) else None), _read(config)
+    config, _ = config_lib.rename_keys(_read(config), config_schema.RENAMED_KEYS)
+    return (_read(results) if os.path.exists(results) else None), config
 
 
 def _partial(workdir: str, config: dict) -> dict:
@@ -60,7 +62,7 @@ def render(loaded: list[tuple[dict | None, dict]], workdirs: list[str]) -> str:
     c, o = configs[0], configs[0]["optim"]
     setup = (f"Config `{c['tag']}`: {c['train']['num_steps']} training steps per model "
              f"(batch {o['batch_size']}, Adam {o['lr']:g} {o['schedule']}, clip "
-             f"{o['grad_clip']:g}, EMA {o['ema_decay']:g}; CE mean over "
+             f"{o['clip']:g}, EMA {o['ema_decay']:g}; CE mean over "
              f"{c['loss']['ce_mean'].replace('_', ' ')}; x̂₀ logits "
              f"{c['diffusion']['x0_logits']}), width {c['model']['width']}, depth "
              f"{c['model']['depth']}")

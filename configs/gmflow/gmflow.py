@@ -35,7 +35,7 @@ def get_config(arg=None):
              "digits.classifier_steps": 20, "digits.components": 2, "digits.depth": 1,
              "digits.nfes": (2,), "digits.pg_scales": (0.0, 0.5), "digits.samples_per_class": 5,
              "digits.substep_budget": 4, "digits.width": 32, "optim.ema_decay": 0.9,
-             "optim.warmup_steps": 5, "toy.batch_size": 64, "toy.components": (4,),
+             "optim.warmup": 5, "toy.batch_size": 64, "toy.components": (4,),
              "toy.coord_embed_dim": 16, "toy.datasets": ("checkerboard",), "toy.depth": 1,
              "toy.grid_components": (), "toy.mmd_samples": 100, "toy.nfes": (1, 2),
              "toy.num_samples": 200, "toy.plot_samples": 100, "toy.substep_budget": 8,
@@ -46,7 +46,7 @@ def get_config(arg=None):
         "paper": lambda: config(
             {"tag": "gmflow_paper", "digits.batch_size": 1024, "digits.classifier_steps": 5000,
              "digits.depth": 4, "digits.samples_per_class": 500, "digits.width": 1024,
-             "optim.ema_decay": 0.9999, "optim.lr": 0.0002, "optim.warmup_steps": 1000,
+             "optim.ema_decay": 0.9999, "optim.lr": 0.0002, "optim.warmup": 1000,
              "toy.batch_size": 4096, "toy.components": (1, 2, 8, 64), "toy.coord_embed_dim": 128,
              "toy.depth": 5, "toy.mmd_samples": 5000, "toy.num_samples": 100_000,
              "toy.width": 512, "train.checkpoint_every": 10_000, "train.log_every": 1000,

@@ -36,8 +36,8 @@ OFFICIAL_CURVE_STEPS = (500, 1000, 1500, 3000, 4500)
 OFFICIAL_RUNS = ("gaussian_softmax", "d3pm", "onehot_gaussian")   # the model and its baselines
 # the official code's training and sampler (official and paper)
 OFFICIAL_TRAINING = {"loss.ce_mean": "slots_and_classes", "optim.lr": 1e-4,
-                     "optim.warmup_steps": 0, "optim.schedule": "constant",
-                     "optim.grad_clip": 0.0, "optim.ema_decay": 0.0,
+                     "optim.warmup": 0, "optim.schedule": "constant",
+                     "optim.clip": 0.0, "optim.ema_decay": 0.0,
                      "diffusion.x0_logits": "two_log_p"}
 
 
@@ -50,7 +50,7 @@ def get_config(arg=None):
              "data.num_train": 64, "data.num_test": 16, "diffusion.num_steps": 40,
              "diffusion.low_t_max": 3, "diffusion.sample_steps": 4, "model.width": 16,
              "model.depth": 1, "model.heads": 2, "model.mlp_ratio": 2,
-             "optim.warmup_steps": 1, "optim.batch_size": 16, "optim.ema_decay": 0.5,
+             "optim.warmup": 1, "optim.batch_size": 16, "optim.ema_decay": 0.5,
              "eval.num_samples": 16, "eval.sample_batch": 16, "eval.nll_repeats": 1,
              "eval.raster_res": 16, "eval.encoder_steps": 3, "eval.encoder_batch": 16,
              "eval.grid_samples": 4, "eval.plot": False}),

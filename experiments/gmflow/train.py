@@ -47,7 +47,7 @@ def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_f
     task = training.make_task(
         model, example_x=example_x, batch_fn=batch_fn, batch_size=batch_size,
         loss_kind=loss_kind, trans_ratio=trans_ratio, lr=config.optim.lr,
-        num_steps=config.train.num_steps, warmup=config.optim.warmup_steps,
+        num_steps=config.train.num_steps, warmup=config.optim.warmup,
         ema_decay=config.optim.ema_decay, num_classes=num_classes, p_uncond=p_uncond)
     t0 = time.time()
     loop = train_loop.LoopConfig.from_config(config.train)
@@ -209,7 +209,8 @@ def _digits_one_seed(config, workdir, mesh, seed, train, feats, predict, real_fe
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               renamed=config_schema.RENAMED_KEYS)
     t0 = time.time()
     results = {"machine": report.machine(), "tag": config.tag,
                "budget": {"train_steps_per_model": config.train.num_steps}}

@@ -85,7 +85,7 @@ def train_model(config, workdir: str, mesh, run: str, x_train: np.ndarray,
     o, df = config.optim, config.diffusion
     task = training.diffusion_task(
         process, model, x_train, batch_size=o.batch_size, lr=o.lr,
-        num_steps=config.train.num_steps, warmup=o.warmup_steps, grad_clip=o.grad_clip,
+        num_steps=config.train.num_steps, warmup=o.warmup, clip=o.clip,
         ema_decay=o.ema_decay, low_t_max=df.low_t_max, low_t_weight=df.low_t_weight,
         seed=config.train.seed, constant_lr=o.schedule == "constant",
         ce_mean=config.loss.ce_mean)
@@ -177,7 +177,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     # keys added after the quick workdirs were made, with the values that reproduce them;
     # under a constant rate nothing depends on train.num_steps, so a run may be extended
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               added=ADDED_KEYS, steps_extendable=config.optim.schedule == "constant")
+               added=ADDED_KEYS, renamed=config_schema.RENAMED_KEYS,
+               steps_extendable=config.optim.schedule == "constant")
     primary = mesh_lib.is_primary()
     t0 = time.time()
     data = load_data(config)

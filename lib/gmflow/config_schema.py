@@ -29,7 +29,7 @@ KEYS: dict[str, Key] = {
     "seed": Key(0, Int(lo=0)),
     "parts": Key(("toy", "digits"), Names(PARTS)),
     "optim.lr": Key(0.001, Float(lo=0.0, lo_open=True, hi=1.0)),
-    "optim.warmup_steps": Key(200, Int(lo=0)),
+    "optim.warmup": Key(200, Int(lo=0), was="optim.warmup_steps"),
     "optim.ema_decay": Key(0.995, Float(lo=0.0, hi=1.0, hi_open=True)),
     "toy.datasets": Key(("checkerboard", "gaussian_grid"), Names(TOYS)),
     "toy.components": Key((1, 8, 64), Ints(lo=1)),
@@ -81,6 +81,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/gmflow/config_schema.py")
 
 

@@ -20,11 +20,11 @@ from lib.gmflow import losses
 Array = jax.Array
 
 
-def optimizer_block(lr: float, warmup: int, grad_clip: float = 10.0) -> dict:
+def optimizer_block(lr: float, warmup: int, clip: float = 10.0) -> dict:
     """`optim.make_optimizer`'s block: AdamW (β₂ = 0.99, no decay), clipping, warm-up then
     cosine decay to lr / 10."""
     return dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup, end_lr_factor=0.1,
-                clip=grad_clip, b2=0.99)
+                clip=clip, b2=0.99)
 
 
 def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], batch_size: int,

@@ -6,7 +6,7 @@ Blocks: `train`/`mesh` (harness; `train.num_steps` is the step count of every di
 model; `train.seed` the model's init and batches, `seed` the data, encoder and sampling
 keys), `data` (generator or SketchGraphs file, slot count, sizes), `diffusion` (T, loss
 weighting, sampling steps, NLL quantisation, the Gaussian-Softmax x̂₀ logits), `loss`
-(cross-entropy normalisation), `model` (denoiser size), `optim` (grad_clip 0 = none),
+(cross-entropy normalisation), `model` (denoiser size), `optim` (clip 0 = none),
 `runs` (which models to train and compare), `eval` (samples, encoder, metrics; curves:
 `curve_samples` > 0 records the sample metrics of that many samples at `curve_steps` and at
 the end), `tag`, `seed`.
@@ -55,9 +55,9 @@ KEYS: dict[str, Key] = {
     "model.heads": Key(4, Int(lo=1)),
     "model.mlp_ratio": Key(4, Int(lo=1)),
     "optim.lr": Key(1e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
-    "optim.warmup_steps": Key(100, Int(lo=0)),
+    "optim.warmup": Key(100, Int(lo=0), was="optim.warmup_steps"),
     "optim.schedule": Key("cosine", Choice(("cosine", "constant"))),
-    "optim.grad_clip": Key(1.0, Float(lo=0.0)),
+    "optim.clip": Key(1.0, Float(lo=0.0), was="optim.grad_clip"),
     "optim.ema_decay": Key(0.999, Float(lo=0.0, hi=1.0, hi_open=True)),
     "optim.batch_size": Key(64, Int(lo=1)),
     "eval.num_samples": Key(1000, Int(lo=2)),
@@ -75,6 +75,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/sketchdnn/config_schema.py")
 
 

@@ -19,10 +19,10 @@ from lib.sketchdnn.diffusion import Process
 from lib.sketchdnn.metrics import SketchEncoder
 
 
-def optimizer_block(lr: float, warmup: int, grad_clip: float, constant: bool = False) -> dict:
-    """`optim.make_optimizer`'s block: Adam with global-norm clipping (grad_clip 0 = none), a
+def optimizer_block(lr: float, warmup: int, clip: float, constant: bool = False) -> dict:
+    """`optim.make_optimizer`'s block: Adam with global-norm clipping (clip 0 = none), a
     constant rate (warm-up ignored) or warm-up then cosine decay to lr / 10."""
-    return dict(name="adam", lr=lr, clip=grad_clip, schedule="constant" if constant else "cosine",
+    return dict(name="adam", lr=lr, clip=clip, schedule="constant" if constant else "cosine",
                 warmup=0 if constant else warmup, end_lr_factor=0.1)
 
 
@@ -32,12 +32,12 @@ def row_batch(data: np.ndarray, seed: int, step: int, batch: int, salt: int = 0)
 
 
 def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: int, lr: float,
-                   num_steps: int, warmup: int, grad_clip: float, ema_decay: float,
+                   num_steps: int, warmup: int, clip: float, ema_decay: float,
                    low_t_max: int, low_t_weight: float, seed: int,
                    constant_lr: bool = False, ce_mean: str = "slots") -> train_loop.Task:
     """Task training `model` (a `denoiser.SketchDenoiser`) on x_train (N, S, 21);
-    grad_clip 0 = none; ce_mean: `loss.training_loss`'s CE normalisation."""
-    opt = optim.make_optimizer(optimizer_block(lr, warmup, grad_clip, constant_lr), num_steps)
+    clip 0 = none; ce_mean: `loss.training_loss`'s CE normalisation."""
+    opt = optim.make_optimizer(optimizer_block(lr, warmup, clip, constant_lr), num_steps)
     example = jnp.asarray(x_train[:1])
 
     def init_state(key):

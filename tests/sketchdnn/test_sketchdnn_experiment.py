@@ -79,7 +79,7 @@ def test_tiny_run_writes_results_and_resumes(tmp_path, monkeypatch):
 def test_official_variant_is_the_official_training_and_sampler():
     c = load_config(f"{PATH}:official")
     assert (c.loss.ce_mean, c.diffusion.x0_logits) == ("slots_and_classes", "two_log_p")
-    assert (c.optim.lr, c.optim.schedule, c.optim.grad_clip, c.optim.ema_decay) == (
+    assert (c.optim.lr, c.optim.schedule, c.optim.clip, c.optim.ema_decay) == (
         1e-4, "constant", 0.0, 0.0)
     quick = load_config(f"{PATH}:quick")
     assert (quick.loss.ce_mean, quick.diffusion.x0_logits) == ("slots", "embedding_mean")
@@ -93,7 +93,7 @@ def test_curves_are_recorded_at_the_curve_steps_and_survive_a_rerun(tmp_path, mo
     config = apply_overrides(load_config(f"{PATH}:tiny"), {
         "runs": ("gaussian_softmax",), "eval.curve_steps": (2,), "eval.curve_samples": 8,
         "diffusion.x0_logits": "two_log_p", "loss.ce_mean": "slots_and_classes",
-        "optim.grad_clip": 0.0, "optim.ema_decay": 0.0})
+        "optim.clip": 0.0, "optim.ema_decay": 0.0})
     workdir = str(tmp_path / "run")
     first = train.train_and_evaluate(config, workdir)["runs"]["gaussian_softmax"]
     assert [row["step"] for row in first["curve"]] == [2, 4]
