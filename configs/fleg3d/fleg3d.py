@@ -62,7 +62,7 @@ def get_config(arg=None):
              "data.base_classes": 4, "data.ways": 2, "data.shots": 2, "data.num_points": 64,
              "data.train_per_class": 6, "data.test_per_class": 3, "data.pool_per_class": 3,
              "geometry.k": 8, "model.widths": (16, 32), "model.geo_widths": (32,),
-             "optim.warmup_steps": 3, "per_class_batch": 2, "eval.repeats": 2,
+             "optim.warmup": 3, "per_class_batch": 2, "eval.repeats": 2,
              "eval.finetune_steps": 3}),
         "quick": lambda: config(
             {"tag": "fleg3d_quick", "train.num_steps": 600, "data.classes": QUICK_CLASSES,
@@ -71,7 +71,7 @@ def get_config(arg=None):
             {"tag": "fleg3d_paper", "train.num_steps": 10_000, "train.checkpoint_every": 1000,
              "data.classes": QUICK_CLASSES, "data.train_per_class": 400,
              "data.pool_per_class": 50, "geometry.k": 20, "model.widths": (64, 128, 256, 512),
-             "model.geo_widths": (256, 256), "optim.warmup_steps": 100, "per_class_batch": 8,
+             "model.geo_widths": (256, 256), "optim.warmup": 100, "per_class_batch": 8,
              "eval.repeats": 10, "eval.finetune_steps": 50}),
         "modelnet40": lambda: config(
             {"tag": "fleg3d_modelnet40", "train.num_steps": 600, "data.source": "modelnet40",

@@ -29,6 +29,7 @@ from lib.cades import config_schema, divergence, report, scenarios as scen_lib
 from lib.cades.evaluation import Scorers, auroc_sweep, fpr_study, run_key
 from lib.common import config as config_lib, guards, mesh as mesh_lib, optim, train_loop
 from lib.common import report as common_report, workdir as wd
+from lib.common.stages import Stages
 from lib.tpp import hawkes, neural
 from lib.tpp.events import Events, trim
 
@@ -37,7 +38,7 @@ validate = config_schema.validate
 
 def _neural_task(config, train_ev: Events, num_marks: int, norm) -> train_loop.Task:
     n = config.neural
-    opt = optax.chain(optax.clip_by_global_norm(n.grad_clip), optax.adam(n.lr))
+    opt = optax.chain(optax.clip_by_global_norm(n.clip), optax.adam(n.lr))
     data = {k: np.asarray(v) for k, v in train_ev._asdict().items()}
     N, seed = data["times"].shape[0], config.train.seed
 
@@ -81,7 +82,7 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
         t0 = time.perf_counter()
         norm = neural.gap_normaliser(train_ev)
         task = _neural_task(config, train_ev, K, norm)
-        sub = os.path.join(workdir, f"neural_{setting}")
+        sub = Stages(workdir, folder="").dir(f"neural_{setting}")     # the older layout
         init = task.init_state(jax.random.key(config.train.seed))["params"]   # the loop's init
         guard = divergence.LogGuard(
             f"neural TPP ({setting})", os.path.join(sub, wd.METRICS), "nll_per_time",
@@ -176,7 +177,8 @@ def publish(config, workdir: str, results: dict) -> None:
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary())
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+               renamed=config_schema.RENAMED_KEYS)
     t_start = time.perf_counter()
     results: dict = {"tag": config.tag, "machine": common_report.machine(), "parts": {}}
     scorers = Scorers(config)

@@ -29,6 +29,7 @@ from absl import logging
 from lib.common import extras
 from lib.common import config as config_lib, mesh as mesh_lib, optim, plotting, train_loop
 from lib.common import guards, report as common_report, workdir as wd
+from lib.common.stages import Stages
 from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
 from lib.fleg3d.model import FlegNet
 from lib.fleg3d.config_schema import optional_modules
@@ -51,7 +52,7 @@ def make_task(config, variant: str, bank: bank_lib.Bank, base_text: np.ndarray) 
     random rotation about z per cloud (descriptors are invariant, so only points move)."""
     model = make_model(config, variant)
     align = config.loss.align_weight if NETWORKS[variant][1] else 0.0
-    sched = optax.warmup_cosine_decay_schedule(0.0, config.optim.lr, config.optim.warmup_steps,
+    sched = optax.warmup_cosine_decay_schedule(0.0, config.optim.lr, config.optim.warmup,
                                                config.train.num_steps)
     opt = optax.adam(sched)
     rows = next(iter(bank.protocols.values())).base_train       # shared by every protocol
@@ -111,7 +112,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     t0 = time.time()
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
+    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary,
+               renamed=config_schema.RENAMED_KEYS)
     bank = bank_lib.build(config, srcs)
     logging.info("bank: %d clouds of %d points, descriptor dim %d", *bank.points.shape[:2],
                  bank.desc.shape[1])
@@ -125,7 +127,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
         task = make_task(config, variant, bank, base_text)
         t1 = time.time()
         res = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                               workdir=os.path.join(workdir, "models", variant), mesh=mesh)
+                               workdir=Stages(workdir, "models").dir(variant), mesh=mesh)
         params[variant] = jax.device_get(res.state["params"])
         emb[variant] = methods.embed_bank(make_model(config, variant), params[variant],
                                           bank.points, bank.desc)

@@ -57,7 +57,7 @@ KEYS: dict[str, Key] = {
     "neural.num_components": Key(8, Int(lo=1)),
     "neural.lr": Key(3e-3, Float(lo=0.0, hi=1.0, lo_open=True)),
     "neural.batch_size": Key(16, Int(lo=1)),
-    "neural.grad_clip": Key(5.0, Float(lo=0.0, lo_open=True)),
+    "neural.clip": Key(5.0, Float(lo=0.0, lo_open=True), was="neural.grad_clip"),
     "fpr.settings": Key(FPR_SETTINGS, Names(FPR_SETTINGS)),
     "fpr.alphas": Key((0.01, 0.05, 0.1), Floats(0.0, 0.5, increasing=True)),
     "fpr.delta": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
@@ -76,6 +76,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/cades/config_schema.py")
 
 

@@ -78,7 +78,7 @@ KEYS: dict[str, Key] = {
     "model.calibrate": Key(True, Bool()),
     "loss.align_weight": Key(0.5, Float(lo=0.0)),
     "optim.lr": Key(0.001, Float(**_P, hi=1.0)),
-    "optim.warmup_steps": Key(60, Int(lo=0)),
+    "optim.warmup": Key(60, Int(lo=0), was="optim.warmup_steps"),
     "per_class_batch": Key(4, Int(lo=1)),
     "variants": Key(("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d"),
                    Names(TRAINED)),
@@ -90,6 +90,7 @@ KEYS: dict[str, Key] = {
 }
 
 
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 config = config_lib.config_builder(KEYS, "lib/fleg3d/config_schema.py")
 
 
