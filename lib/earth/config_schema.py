@@ -85,12 +85,13 @@ KEYS: dict[str, Key] = {
     "select.max_epochs": Key(1, Int(lo=1)),
     "optim.lr": Key(5e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
     "optim.weight_decay": Key(5e-4, Float(lo=0.0)),
-    "optim.clip_norm": Key(1.0, Float(lo=0.0, lo_open=True)),
+    "optim.clip": Key(1.0, Float(lo=0.0, lo_open=True), was="optim.clip_norm"),
     "optim.batch_size": Key(16, Int(lo=1)),
     "num_seeds": Key(1, Int(lo=1, hi=64)),
     "eval.chunk": Key(64, Int(lo=1)),
     "eval.plots": Key(True, Bool()),
 }
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 
 
 config = config_lib.config_builder(KEYS, "lib/earth/config_schema.py")

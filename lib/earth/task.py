@@ -96,7 +96,7 @@ def make_task(forecaster, prep: data_lib.Prepared, config) -> train_loop.Task:
     w, bs = config.data.window, config.optim.batch_size
     train_t = {h: prep.targets("train", w, h) for h in config.data.horizons}
     x_example = jnp.zeros((w, prep.series.shape[1]), jnp.float32)
-    opt = optax.chain(optax.clip_by_global_norm(config.optim.clip_norm),
+    opt = optax.chain(optax.clip_by_global_norm(config.optim.clip),
                       optax.adamw(config.optim.lr, weight_decay=config.optim.weight_decay))
     kind = getattr(forecaster, "loss", "l1")
     select = selecting(config)
