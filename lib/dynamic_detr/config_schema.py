@@ -46,11 +46,11 @@ KEYS: dict[str, Key] = {
     # lib.detection.assignment.assign_jax: no callback, so the persistent compile cache works)
     "loss.matcher": Key("scipy", Choice(("scipy", "jax"))),
     "optim.lr": Key(1e-3, Float(lo=0.0, lo_open=True, hi=1.0)),
-    "optim.finetune_lr": Key(2e-4, Float(lo=0.0, lo_open=True, hi=1.0)),
+    "optim.finetune.lr": Key(2e-4, Float(lo=0.0, lo_open=True, hi=1.0), was="optim.finetune_lr"),
     "optim.weight_decay": Key(1e-4, Float(lo=0.0)),
     "optim.clip": Key(0.5, Float(lo=0.0, lo_open=True)),
     "optim.warmup": Key(REQUIRED, Int(lo=0)),
-    "optim.finetune_warmup": Key(REQUIRED, Int(lo=0)),
+    "optim.finetune.warmup": Key(REQUIRED, Int(lo=0), was="optim.finetune_warmup"),
     "optim.schedule": Key("cosine", Choice(("cosine", "constant"))),
     # wall-clock budget (None = off): pre-training stops at the next step after
     # pretrain_fraction of it, each fine-tune after an equal share of what is left minus
@@ -86,6 +86,7 @@ KEYS: dict[str, Key] = {
     "eval.throughput_repeats": Key(5, Int(lo=1)),
     "eval.plots": Key(True, Bool()),
 }
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 
 
 config = config_lib.config_builder(KEYS, "lib/dynamic_detr/config_schema.py")

@@ -76,7 +76,7 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
     det = detector(config, spec)
     dense = detector(config)
     centre = jnp.asarray(token_layout(config.data.image_size, len(config.model.widths))[1])
-    base = config.optim.finetune_warmup if init_params is not None else config.optim.warmup
+    base = config.optim.finetune.warmup if init_params is not None else config.optim.warmup
     warmup = min(base, steps // 4 + 1)
     warmup = warmup if warmup < steps else 0                 # a 1-step run: no warm-up
     if config.optim.schedule == "cosine":
@@ -128,7 +128,7 @@ def finetune_task(config, v: Variant, dense_params, batches=None) -> train_loop.
     """The fine-tune task of variant `v` from `dense_params` (also the centre-distance
     teacher when `v.cd`)."""
     return make_task(config, v.spec, init_params=dense_params,
-                     teacher=dense_params if v.cd else None, lr=config.optim.finetune_lr,
+                     teacher=dense_params if v.cd else None, lr=config.optim.finetune.lr,
                      steps=config.sparse.finetune_steps, batches=batches)
 
 

@@ -59,8 +59,8 @@ KEYS: dict[str, Key] = {
     "kar.att_levels": Key(6, Int(lo=1, hi=16)),
     "kar.ntk_chunk": Key(32, Int(lo=1)),
     "optim.lr": Key(0.001, Float(**POS, hi=1.0)),
-    "optim.lr_sine": Key(0.0001, Float(**POS, hi=1.0)),
-    "optim.att_lr": Key(0.001, Float(**POS, hi=1.0)),
+    "optim.sine.lr": Key(0.0001, Float(**POS, hi=1.0), was="optim.lr_sine"),
+    "optim.att.lr": Key(0.001, Float(**POS, hi=1.0), was="optim.att_lr"),
     "eval.ntk_points": Key(256, Int(lo=4, hi=4096)),
     "eval.ntk_chunk": Key(32, Int(lo=1)),
     "eval.plots": Key(True, Bool()),
@@ -79,6 +79,7 @@ KEYS: dict[str, Key] = {
     "regression.rff_sigma": Key(3.0, Float(**POS)),
     "regression.peak_sigma": Key(3.0, Float(**POS)),
 }
+RENAMED_KEYS = config_lib.renamed_of(KEYS)   # {old name: new name}, for wd.prepare
 
 
 config = config_lib.config_builder(KEYS, "lib/kar_peak/config_schema.py")

@@ -89,8 +89,8 @@ def make_fit(problem: FitProblem, method: str, config) -> Fit:
     model = make_inr(kind, config.inr, c)
     att = kar_lib.AttentionNet(rank=config.kar.rank, width=config.kar.att_width, levels=config.kar.att_levels)
     coords = jnp.asarray(problem.coords)
-    lr = config.optim.lr_sine if kind in SINE_KINDS else config.optim.lr
-    opt = optax.multi_transform({"inr": optax.adam(lr), "att": optax.adam(config.optim.att_lr)},
+    lr = config.optim.sine.lr if kind in SINE_KINDS else config.optim.lr
+    opt = optax.multi_transform({"inr": optax.adam(lr), "att": optax.adam(config.optim.att.lr)},
                                 lambda p: {k: ("inr" if k == "inr" else "att") for k in p})
     if use_kar and form == "rowcol":
         h, wd = problem.image_shape
