@@ -20,6 +20,7 @@ Variants:
   front_tiny  64² -> 32², 2 test trajectories of 0.56 time units (the front's smoke run).
   front_train the training data of the front's learned points: quick_attractor with 20
               training trajectories (seed 0, never the front's seed 1) saved at 32², 2 test.
+  front_train_64  front_train saved at 64² (the front's 64² learned points).
 """
 import math
 
@@ -29,7 +30,7 @@ from lib.common.config import variant_config
 from lib.pde.data_config import spec_from_config
 
 VARIANTS = ("tiny", "quick", "paper", "paper_4pi", "quick_attractor", "front", "front_tiny",
-            "front_train")
+            "front_train", "front_train_64")
 # Time units after the random field (max speed 7) until the energy spectrum is stationary:
 # measured at 64² (3 ICs, 30 units), the spectrum averaged over 3 time units stays within
 # 20 % (relative L1) of its late-time mean from t = 14 on, and the rms speed settles at
@@ -64,4 +65,5 @@ def get_config(arg=None):
         "front": lambda: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10, chunk_frames=16, seed=1),
         "front_tiny": lambda: _config(64, 2, 0.5, 0.56, 8, 1, 2, chunk_frames=5, seed=1),
         "front_train": lambda: _config(256, 8, ATTRACTOR_WARMUP, 3.0, 16, 20, 2, chunk_frames=16),
+        "front_train_64": lambda: _config(256, 4, ATTRACTOR_WARMUP, 3.0, 16, 20, 2, chunk_frames=16),
     }, arg, default="quick")
