@@ -22,7 +22,6 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from absl import logging
 
 from lib.cades import config_schema, divergence, report, scenarios as scen_lib
@@ -38,7 +37,7 @@ validate = config_schema.validate
 
 def _neural_task(config, train_ev: Events, num_marks: int, norm) -> train_loop.Task:
     n = config.neural
-    opt = optax.chain(optax.clip_by_global_norm(n.clip), optax.adam(n.lr))
+    opt = optim.make_optimizer(dict(name="adam", lr=n.lr, clip=n.clip), config.train.num_steps)
     data = {k: np.asarray(v) for k, v in train_ev._asdict().items()}
     N, seed = data["times"].shape[0], config.train.seed
 

@@ -23,7 +23,6 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from absl import logging
 
 from lib.common import extras
@@ -52,9 +51,8 @@ def make_task(config, variant: str, bank: bank_lib.Bank, base_text: np.ndarray) 
     random rotation about z per cloud (descriptors are invariant, so only points move)."""
     model = make_model(config, variant)
     align = config.loss.align_weight if NETWORKS[variant][1] else 0.0
-    sched = optax.warmup_cosine_decay_schedule(0.0, config.optim.lr, config.optim.warmup,
-                                               config.train.num_steps)
-    opt = optax.adam(sched)
+    opt = optim.make_optimizer(dict(name="adam", lr=config.optim.lr, schedule="cosine",
+                                    warmup=config.optim.warmup), config.train.num_steps)
     rows = next(iter(bank.protocols.values())).base_train       # shared by every protocol
     by_class = [rows[bank.labels[rows] == c] for c in range(config.data.base_classes)]
     m = config.per_class_batch

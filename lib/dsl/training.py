@@ -16,7 +16,7 @@ import optax
 
 from lib.dsl import data as data_lib, field_lines as fl
 from lib.dsl.model import DSL, DSLConfig, count, mlp_baseline
-from lib.common import replicas, train_loop
+from lib.common import optim, replicas, train_loop
 
 MODELS = ("dsl", "mlp")
 
@@ -111,9 +111,8 @@ def make_task(model: Model, ds: data_lib.Dataset, plan: Plan, lr: float, weight_
     halting: the trajectory is unchanged). It lives in the jitted step and the state, so a
     resumed run selects what an uninterrupted one does. `selected_params` reads it.
     """
-    opt = optax.adamw(lr, weight_decay=weight_decay)
-    if clip > 0:
-        opt = optax.chain(optax.clip_by_global_norm(clip), opt)
+    opt = optim.make_optimizer(dict(name="adamw", lr=lr, weight_decay=weight_decay, clip=clip),
+                               num_steps)
     r = plan.num
     onehot_groups = jnp.asarray(plan.group[None, :] == np.arange(len(plan.fractions))[:, None],
                                 jnp.float32)                      # (G, R)

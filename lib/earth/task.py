@@ -23,9 +23,8 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from lib.common import replicas, train_loop
+from lib.common import optim, replicas, train_loop
 from lib.common import workdir as wd
 from lib.earth import data as data_lib
 
@@ -96,8 +95,8 @@ def make_task(forecaster, prep: data_lib.Prepared, config) -> train_loop.Task:
     w, bs = config.data.window, config.optim.batch_size
     train_t = {h: prep.targets("train", w, h) for h in config.data.horizons}
     x_example = jnp.zeros((w, prep.series.shape[1]), jnp.float32)
-    opt = optax.chain(optax.clip_by_global_norm(config.optim.clip),
-                      optax.adamw(config.optim.lr, weight_decay=config.optim.weight_decay))
+    opt = optim.make_optimizer(dict(name="adamw", lr=config.optim.lr, clip=config.optim.clip,
+                                    weight_decay=config.optim.weight_decay), config.train.num_steps)
     kind = getattr(forecaster, "loss", "l1")
     select = selecting(config)
     if select:
