@@ -18,7 +18,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    # XLA backend optimisation off for the run: its CPU 16.9 s -> 12.9 s
     return experiment_runs.tiny_run(tmp_path_factory, train, CONFIG, name="adam_abc")
 
 

@@ -23,7 +23,6 @@ def _config(overrides=None):
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    # XLA backend optimisation off for the run: test file CPU 88 s -> 67 s
     return experiment_runs.tiny_run(tmp_path_factory, train, _config(WITH_PEOPLE))
 
 
