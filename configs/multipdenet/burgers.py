@@ -6,6 +6,8 @@ Variants:
   tiny    32² -> 16² data, FNOs with 4 modes, a few steps (tests; seconds).
   quick   128² -> 16², 5 train / 10 test trajectories of 201 frames (ΔT = 0.01), M = 4,
           windows of 4 macro steps; the README's main job (minutes on 2 CPU cores).
+  front   the learned point of tools/bench/multipdenet_front.py --system=burgers: quick with
+          20 training trajectories (`front_train` data, 128² -> 16²), batch 8, 500 steps.
   paper   104² -> 26² with ΔT = 1e-3 (P2C2Net's grid; every solver step kept), longer
           training; for accelerators.
 Baselines and ablations are overrides, e.g. --config.model.name=fno,
@@ -16,7 +18,7 @@ from configs.pde_data import burgers as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common.config import variant_config
 
-VARIANTS = ("tiny", "quick", "paper")
+VARIANTS = ("tiny", "quick", "paper", "front")
 
 # quick saves 128² -> 16²: on 32² the classical FD4 solver already tracks the truth for the
 # whole horizon (HCT = 2.0, RMSE 2e-3), so there is nothing to learn; on 16² it is
@@ -30,6 +32,10 @@ def get_config(arg=None):
             "tag": "burgers_quick", "train.num_steps": 250, "train.window": 4,
             "train.batch_size": 4, "optim.lr": 3e-3, "model.fno_modes": 4,
             "baseline.fno_modes": 8, "train.checkpoint_every": 50}),
+        "front": lambda: config(data.get_config("front_train"), {
+            "tag": "burgers_front", "train.num_steps": 500, "train.window": 4,
+            "train.batch_size": 8, "optim.lr": 3e-3, "model.fno_modes": 4,
+            "baseline.fno_modes": 8, "train.checkpoint_every": 100}),
         "paper": lambda: config(data.get_config("paper"), {
             "tag": "burgers_paper", "train.num_steps": 10000, "train.window": 20,
             "train.batch_size": 16, "optim.lr": 5e-3, "train.checkpoint_every": 500}),
