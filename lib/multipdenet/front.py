@@ -1,9 +1,10 @@
-"""The cost–accuracy front on Navier–Stokes: HCTs per initial condition, the classical front
-and where a learned point sits against it (issue 33 §1).
+"""The cost–accuracy front (Navier–Stokes, Burgers): HCTs per initial condition, the classical
+front and where a learned point sits against it (issue 33 §1).
 
 A point is `{"name", "family", "grid", "cost", "hct", ...}`: `cost` in wall seconds per
-simulated time unit per trajectory, `hct` the mean over ICs of the vorticity-correlation
-HCT (Kochkov et al. 2021). The front is the upper envelope of the classical points in
+simulated time unit per trajectory, `hct` the mean over ICs of the HCT on the system's
+accuracy field (`SYSTEMS`: vorticity correlation for Navier–Stokes, Kochkov et al. 2021;
+velocity correlation for Burgers, which has no vorticity standard). The front is the upper envelope of the classical points in
 (log cost, HCT): `pareto` keeps the points no cheaper point beats, `hct_at` / `cost_at`
 interpolate it linearly in log cost (never extrapolated).
 """
@@ -17,7 +18,57 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.multipdenet import metrics
-from lib.pde import navier_stokes
+from lib.pde import burgers, navier_stokes
+
+# What differs between the systems of the front: the truth dataset (configs/pde_data/<pde>.py
+# at `front` / `front_tiny`), the classical grids (default and tiny), the field of the
+# headline HCT, the classical families (family, label of its points, marker), the markdown
+# block that `--readme` splices and the figure's title.
+SYSTEMS = {
+    "navier_stokes": {
+        "grids": (32, 48, 64, 96, 128), "tiny_grids": (16, 32), "accuracy": "vorticity",
+        "families": (("spectral", "spectral", "o"), ("fd4_rk4", "FD4+RK4", "s")),
+        "block": "front", "title": "NS Re = 1000"},
+    "burgers": {
+        "grids": (8, 12, 16, 24, 32, 48, 64), "tiny_grids": (12, 16), "accuracy": "velocity",
+        # emulators.coarse_solver is the dataset's own solver: FD4 + RK4 (lib/pde/burgers.py)
+        "families": (("solver", "FD4+RK4 solver", "o"), ("fd4_rk4", "FD4+RK4 Physics Block", "s")),
+        "block": "front_burgers", "title": "2-D Burgers ν = 0.005"},
+}
+
+
+def system(name: str) -> dict:
+    """`SYSTEMS[name]`; a ValueError naming the allowed systems otherwise."""
+    if name not in SYSTEMS:
+        raise ValueError(f"--system={name!r} is not a system of the front; allowed: {', '.join(SYSTEMS)}")
+    return SYSTEMS[name]
+
+
+def physics_block_steps(meta: dict, n: int) -> int:
+    """Micro steps per frame of the FD4 + RK4 Physics Block on an `n`² grid: the fewest that
+    keep its step 5 % under the stable step (NS: the spectral solver's CFL limit 0.9; Burgers:
+    RK4 with 4th-order stencils at |u| <= 2, `burgers.max_stable_dt`)."""
+    if meta["pde"] == "navier_stokes":
+        return max(1, math.ceil(meta["frame_dt"] / (0.95 * 0.9 * (meta["length"] / n)
+                                                    / meta["params"]["max_velocity"])))
+    if meta["pde"] == "burgers":
+        stable = burgers.max_stable_dt(n, meta["params"]["viscosity"], 2.0)
+        return max(1, math.ceil(meta["frame_dt"] / (0.95 * stable)))
+    raise ValueError(f"no front for pde = {meta['pde']!r}")
+
+
+def random_fields(meta: dict, n_ics: int, n: int, key: jax.Array) -> jax.Array:
+    """`n_ics` of the dataset's random initial fields on an `n`² grid, channels-last
+    `(n_ics, n, n, 2)` velocity (the fine DNS's inputs, for its cost)."""
+    keys = jax.random.split(key, n_ics)
+    if meta["pde"] == "navier_stokes":
+        length = meta["length"]
+        omega = jax.vmap(lambda k: navier_stokes.random_initial_state(k, n, length))(keys)[:, 0]
+        return jnp.moveaxis(navier_stokes.vorticity_to_velocity(omega, length), -3, -1)
+    if meta["pde"] == "burgers":
+        n_modes = meta["params"]["n_modes"]
+        return jnp.moveaxis(jax.vmap(lambda k: burgers.random_initial_state(k, n, n_modes))(keys), 1, -1)
+    raise ValueError(f"no front for pde = {meta['pde']!r}")
 
 
 def resample(u: np.ndarray, m: int) -> np.ndarray:
@@ -52,37 +103,83 @@ def hcts(pred: np.ndarray, truth: np.ndarray, dt: float, threshold: float = 0.8)
         for p, t in zip(pred, truth)])
 
 
-def pareto(points: list[dict]) -> list[dict]:
-    """The points, cheapest first, that have a higher HCT than every cheaper point."""
+def accuracy(pred: np.ndarray, truth: np.ndarray, meta: dict, field: str, threshold: float = 0.8) -> dict:
+    """HCTs of a rollout `pred` against `truth` (both `(n_ics, T, n, n, 2)` velocity at the
+    dataset's frame interval): `hct` (mean), `hct_std`, `hct_per_ic` on `field`
+    ("vorticity" or "velocity"); a vorticity system also gets `hct_velocity(_std)`, a
+    velocity system `rmse(_std)` over ICs of `metrics.rmse` (all frames, where its HCT
+    saturates at the horizon)."""
+    if field not in ("vorticity", "velocity"):
+        raise ValueError(f"accuracy field = {field!r}; allowed: vorticity, velocity")
+    dt = meta["frame_dt"]
+    vel = hcts(pred, truth, dt, threshold)
+    if field == "velocity":
+        rmse = np.asarray([float(metrics.rmse(jnp.asarray(p), jnp.asarray(t))) for p, t in zip(pred, truth)])
+        return {"hct": float(vel.mean()), "hct_std": float(vel.std()), "hct_per_ic": vel.tolist(),
+                "rmse": float(rmse.mean()), "rmse_std": float(rmse.std()), "rmse_per_ic": rmse.tolist()}
+    length = meta["length"]
+    vort = hcts(vorticity(pred, length), vorticity(truth, length), dt, threshold)
+    return {"hct": float(vort.mean()), "hct_std": float(vort.std()), "hct_per_ic": vort.tolist(),
+            "hct_velocity": float(vel.mean()), "hct_velocity_std": float(vel.std())}
+
+
+def pareto(points: list[dict], key: str = "hct") -> list[dict]:
+    """The points, cheapest first, that have a higher `key` (HCT) than every cheaper point."""
     out: list[dict] = []
-    for p in sorted(points, key=lambda p: (p["cost"], -p["hct"])):
-        if not out or p["hct"] > out[-1]["hct"]:
+    for p in sorted(points, key=lambda p: (p["cost"], -p[key])):
+        if not out or p[key] > out[-1][key]:
             out.append(p)
     return out
 
 
-def hct_at(front: list[dict], cost: float) -> float | None:
-    """The front's HCT at wall cost `cost` (linear in log cost between its points; beyond
-    the costliest point its HCT, which that budget affords: a lower bound; None below the
-    cheapest)."""
+def hct_at(front: list[dict], cost: float, key: str = "hct") -> float | None:
+    """The front's HCT (`key`) at wall cost `cost` (linear in log cost between its points;
+    beyond the costliest point its HCT, which that budget affords: a lower bound; None below
+    the cheapest)."""
     if front and cost >= front[-1]["cost"]:
-        return front[-1]["hct"]
+        return front[-1][key]
     for a, b in zip(front, front[1:]):
         if a["cost"] <= cost <= b["cost"]:
             s = (math.log(cost) - math.log(a["cost"])) / (math.log(b["cost"]) - math.log(a["cost"]))
-            return a["hct"] + s * (b["hct"] - a["hct"])
+            return a[key] + s * (b[key] - a[key])
     return None
 
 
-def cost_at(front: list[dict], hct: float) -> float | None:
-    """The wall cost at which the front reaches HCT `hct` (the inverse of `hct_at`)."""
+def cost_at(front: list[dict], hct: float, key: str = "hct") -> float | None:
+    """The wall cost at which the front reaches HCT (`key`) `hct` (the inverse of `hct_at`)."""
     for a, b in zip(front, front[1:]):
-        if a["hct"] <= hct <= b["hct"]:
-            s = (hct - a["hct"]) / (b["hct"] - a["hct"])
+        if a[key] <= hct <= b[key]:
+            s = (hct - a[key]) / (b[key] - a[key])
             return math.exp(math.log(a["cost"]) + s * (math.log(b["cost"]) - math.log(a["cost"])))
-    if len(front) == 1 and front[0]["hct"] == hct:
+    if len(front) == 1 and front[0][key] == hct:
         return front[0]["cost"]
     return None
+
+
+def rmse_front(points: list[dict]) -> list[dict]:
+    """The front in velocity RMSE (lower is better): `pareto` on `score = −log rmse`, so
+    `hct_at` / `cost_at` with `key="score"` interpolate it log-log. Non-finite RMSEs (a
+    rollout that blew up) are left out."""
+    finite = [{"name": p["name"], "cost": p["cost"], "rmse": p["rmse"], "score": -math.log(p["rmse"])}
+              for p in points if math.isfinite(p["rmse"]) and p["rmse"] > 0]
+    return pareto(finite, "score")
+
+
+def rmse_headline(point: dict, front: list[dict]) -> dict:
+    """A learned point against `rmse_front`: the front's RMSE at the point's wall cost, the
+    point's RMSE over it (< 1: the point is more accurate), and the front's wall cost at
+    the point's RMSE over the point's (> 1: the point is faster). A point less accurate
+    than the front's cheapest point gets, as `wall_ratio_at_equal_rmse_bound`, that point's
+    cost over its own: the front reaches its RMSE cheaper still (an upper bound)."""
+    at_cost = hct_at(front, point["cost"], "score")
+    finite = math.isfinite(point["rmse"]) and point["rmse"] > 0
+    at_rmse = cost_at(front, -math.log(point["rmse"]), "score") if finite else None
+    front_rmse = None if at_cost is None else math.exp(-at_cost)
+    worse = bool(front) and (not finite or point["rmse"] > front[0]["rmse"])
+    return {"front_rmse_at_equal_wall": front_rmse,
+            "rmse_over_front_at_equal_wall": None if front_rmse is None else point["rmse"] / front_rmse,
+            "wall_ratio_at_equal_rmse": None if at_rmse is None else at_rmse / point["cost"],
+            "wall_ratio_at_equal_rmse_bound": front[0]["cost"] / point["cost"] if worse else None}
 
 
 def headline(point: dict, front: list[dict], dns_cost: float | None) -> dict:

@@ -1,8 +1,12 @@
-"""MultiPDENet on the cost–accuracy front of classical solvers, Navier–Stokes Re = 1000.
+"""MultiPDENet on the cost–accuracy front of classical solvers, Navier–Stokes Re = 1000
+(default) or 2-D Burgers (`--system=burgers`).
 
     python tools/bench/multipdenet_front.py \
         --workdir=workdirs/multipdenet/navier_stokes_quick/multipdenet
     python tools/bench/multipdenet_front.py --variant=tiny          # smoke run, seconds
+    python tools/bench/multipdenet_front.py --system=burgers \
+        --workdir=workdirs/multipdenet/burgers_quick --out=experiments/multipdenet/front_burgers.json \
+        --readme=experiments/multipdenet/NOTES.md
 
 Truth: `configs/pde_data/navier_stokes.py:front` (10 test ICs of seed 1, never used for
 training, on the attractor, 256² DNS saved at 128²; `front_tiny`: 64² -> 32², 2 ICs).
@@ -16,13 +20,20 @@ against the truth truncated to the point's grid. Cost: wall seconds per simulate
 per trajectory of a jitted rollout of `--timing_frames` frames of all ICs in one batch,
 compile excluded, median of `--repeats` rounds interleaved over the points (the order
 rotated each round), one process. Writes `--out` (JSON), `.md` and `.png` beside it, and
-with `--readme` splices the table into that file's `front` block.
+with `--readme` splices the table into that file's `front` (Burgers: `front_burgers`) block.
+
+Burgers (`--system=burgers`; `configs/pde_data/burgers.py:front`: 10 test ICs of seed 1,
+128² DNS saved at 64²; `front_tiny`: 32² -> 16², 2 ICs): the same, with the dataset's own
+FD4 + RK4 solver in place of the spectral one (what `emulators.coarse_solver` runs for
+Burgers), grids 8²-64², the HCT on velocity correlation only and, since that saturates
+at the horizon on every grid, a second front in velocity RMSE (what differs per system
+is in `lib.multipdenet.front.SYSTEMS`).
 """
 from __future__ import annotations
 
-import math
 import os
 import statistics
+import sys
 import time
 
 import jax
@@ -34,35 +45,38 @@ from lib.common import config as config_lib, report, workdir as wd
 from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet.runs import load_run
-from lib.pde import navier_stokes
 
+flags.DEFINE_string("system", "navier_stokes", "navier_stokes or burgers (lib.multipdenet.front.SYSTEMS).")
 flags.DEFINE_enum("variant", "full", ["full", "tiny"], "full: the front; tiny: a smoke run.")
-flags.DEFINE_list("workdir", [], "Trained MultiPDENet (or FNO/UNet) Navier–Stokes run folders.")
-flags.DEFINE_list("grids", None, "Classical grids (default 32,48,64,96,128; tiny: 16,32).")
+flags.DEFINE_list("workdir", [], "Trained MultiPDENet (or FNO/UNet) run folders of --system.")
+flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,96,128, tiny 16,32; "
+                  "Burgers 8,12,16,24,32,48,64, tiny 12,16).")
 flags.DEFINE_string("data_root", "data/pde", "Where the truth dataset is cached.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
-flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front[_tiny].json).")
+flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
+                    "[_burgers][_tiny].json).")
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
-                    "`<!-- results:front:begin/end -->` block (lib.common.report.splice).")
+                    "`<!-- results:front:begin/end -->` block (Burgers: front_burgers; "
+                    "lib.common.report.splice).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
 
 
-def spectral(meta: dict, n: int) -> tuple:
+def dataset_solver(meta: dict, n: int) -> tuple:
+    """The dataset's own solver on an `n`² grid: spectral ETDRK4 (NS), FD4 + RK4 (Burgers)."""
     solver = emulators.coarse_solver(dict(meta, coarse_grid=n))
     return solver.rollout, {}
 
 
 def fd4_rk4(meta: dict, n: int) -> tuple:
-    """The Physics Block without networks: FD4 stencils + spectral projection + RK4, with as
-    many micro steps per frame as the spectral solver takes (its stable step)."""
-    steps = max(1, math.ceil(meta["frame_dt"] / (0.95 * 0.9 * (meta["length"] / n)
-                                                 / meta["params"]["max_velocity"])))
+    """The Physics Block without networks: FD4 stencils (+ spectral projection for NS) + RK4,
+    at its stable step (`front.physics_block_steps`)."""
     model = mpn.make_model(
-        "navier_stokes", h=meta["length"] / n, macro_dt=meta["frame_dt"], n_micro=steps,
-        coefficients=emulators.physics_coefficients("navier_stokes", meta["params"]),
+        meta["pde"], h=meta["length"] / n, macro_dt=meta["frame_dt"],
+        n_micro=front.physics_block_steps(meta, n),
+        coefficients=emulators.physics_coefficients(meta["pde"], meta["params"]),
         filter_mode="frozen", corrector=None, micro_net=None, macro_net=None)
     params = model.init(jax.random.key(0), jnp.zeros((1, n, n, 2)))
     return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), params
@@ -71,7 +85,7 @@ def fd4_rk4(meta: dict, n: int) -> tuple:
 def learned(workdir: str, meta: dict, data_root: str) -> tuple:
     run = load_run(workdir, data_root)
     stride = meta["frame_dt"] / run.data["metadata"]["frame_dt"]
-    if abs(stride - round(stride)) > 1e-6 or run.data["metadata"]["pde"] != "navier_stokes":
+    if abs(stride - round(stride)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
         raise ValueError(f"{workdir}: a {run.data['metadata']['pde']} model with ΔT = "
                          f"{run.data['metadata']['frame_dt']:.4g} cannot be compared at the "
                          f"truth's frame interval {meta['frame_dt']:.4g}")
@@ -82,25 +96,17 @@ def learned(workdir: str, meta: dict, data_root: str) -> tuple:
 
 def fine_dns(meta: dict, n_ics: int) -> tuple:
     """The DNS that made the data, from random fields of its own grid (cost only)."""
-    n, length = meta["fine_grid"], meta["length"]
-    solver = emulators.coarse_solver(dict(meta, coarse_grid=n), meta["save_every"])
-    keys = jax.random.split(jax.random.key(0), n_ics)
-    omega = jax.vmap(lambda k: navier_stokes.random_initial_state(k, n, length))(keys)[:, 0]
-    u0 = jnp.moveaxis(navier_stokes.vorticity_to_velocity(omega, length), -3, -1)
-    return solver.rollout, {}, u0
+    solver = emulators.coarse_solver(dict(meta, coarse_grid=meta["fine_grid"]), meta["save_every"])
+    return solver.rollout, {}, front.random_fields(meta, n_ics, meta["fine_grid"], jax.random.key(0))
 
 
-def accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict) -> dict:
+def accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str) -> dict:
     """HCTs per IC of `fn`'s rollout over the truth's horizon; `truth`: `(n_ics, T, n, n, 2)`."""
     n_frames = truth.shape[1]
     pred = np.swapaxes(np.asarray(jax.jit(fn, static_argnums=2)(params, jnp.asarray(u0), n_frames)), 0, 1)
-    dt, length = meta["frame_dt"], meta["length"]
-    vort = front.hcts(front.vorticity(pred, length), front.vorticity(truth, length), dt, THRESHOLD)
-    vel = front.hcts(pred, truth, dt, THRESHOLD)
-    return {"hct": float(vort.mean()), "hct_std": float(vort.std()), "hct_per_ic": vort.tolist(),
-            "hct_velocity": float(vel.mean()), "hct_velocity_std": float(vel.std()),
-            "nonfinite_ics": int((~np.isfinite(pred.reshape(len(pred), -1))).any(1).sum()),
-            "horizon": n_frames * dt}
+    return front.accuracy(pred, truth, meta, field, THRESHOLD) | {
+        "nonfinite_ics": int((~np.isfinite(pred.reshape(len(pred), -1))).any(1).sum()),
+        "horizon": n_frames * meta["frame_dt"]}
 
 
 def time_points(points: list[dict], frames: int, repeats: int, frame_dt: float) -> None:
@@ -117,70 +123,125 @@ def time_points(points: list[dict], frames: int, repeats: int, frame_dt: float) 
         p["cost"] = statistics.median(p["times"]) / (frames * frame_dt) / p.pop("n_ics")
 
 
+def result_system(result: dict) -> dict:
+    """The `front.SYSTEMS` entry of a result (results written before Burgers are NS)."""
+    return front.system(result.get("system", "navier_stokes"))
+
+
 def table(result: dict) -> str:
-    lines = ["| point | grid | wall s per time unit per trajectory | HCT vorticity (mean ± std over ICs) "
-             "| HCT velocity | front HCT at equal wall | HCT / front | front wall at equal HCT / wall "
-             "| speed-up vs fine DNS |", "|---|---|---|---|---|---|---|---|---|"]
+    """The markdown table: NS with vorticity and velocity HCTs; Burgers with the velocity HCT,
+    the velocity RMSE, non-finite ICs and the learned points against both fronts."""
+    vort = result_system(result)["accuracy"] == "vorticity"
+    cell = lambda x, f="{:.3g}": "—" if x is None else f.format(x)  # noqa: E731
+    if vort:
+        heads = ["HCT vorticity (mean ± std over ICs)", "HCT velocity"]
+        extra = []
+    else:
+        heads = ["HCT velocity (mean ± std over ICs)", "velocity RMSE (mean ± std over ICs)",
+                 "ICs with a non-finite state"]
+        bound = lambda h: f"< {h['wall_ratio_at_equal_rmse_bound']:.3g}"  # noqa: E731  (less accurate than the cheapest)
+        extra = [("front RMSE at equal wall", lambda h: cell(h.get("front_rmse_at_equal_wall"))),
+                 ("RMSE / front", lambda h: cell(h.get("rmse_over_front_at_equal_wall"))),
+                 ("front wall at equal RMSE / wall", lambda h: bound(h) if h.get(
+                     "wall_ratio_at_equal_rmse_bound") is not None else cell(h.get("wall_ratio_at_equal_rmse")))]
+    lines = ["| point | grid | wall s per time unit per trajectory | " + " | ".join(heads)
+             + " | front HCT at equal wall | HCT / front | front wall at equal HCT / wall "
+             + "".join(f"| {e[0]} " for e in extra) + "| speed-up vs fine DNS |",
+             "|---" * (len(heads) + len(extra) + 7) + "|"]
+    ratio = "{:.2f}" if vort else "{:.3g}"  # Burgers' ratios span 1e-3 to 1e3
     for p in result["points"]:
-        h = p.get("headline", {})
-        cell = lambda x, f="{:.3g}": "—" if x is None else f.format(x)  # noqa: E731
+        h, dns = p.get("headline", {}), p["family"] == "dns"
+        if vort:
+            cells = ["—" if dns else f"{p['hct_velocity']:.3g} ± {p['hct_velocity_std']:.2g}"]
+        else:
+            cells = ["—", "—"] if dns else [f"{p['rmse']:.3g} ± {p['rmse_std']:.2g}",
+                                            f"{p['nonfinite_ics']} of {result['n_ics']}"]
         lines.append(
             f"| {p['name']} | {p['grid']}² | {p['cost']:.3g} | "
-            + ("(truth)" if p["family"] == "dns" else f"{p['hct']:.3g} ± {p['hct_std']:.2g}")
-            + " | " + ("—" if p["family"] == "dns" else f"{p['hct_velocity']:.3g} ± {p['hct_velocity_std']:.2g}")
+            + ("(truth)" if dns else f"{p['hct']:.3g} ± {p['hct_std']:.2g}")
+            + "".join(f" | {c}" for c in cells)
             + f" | {cell(h.get('front_hct_at_equal_wall'))} | {cell(h.get('hct_over_front_at_equal_wall'), '{:.2f}')}"
-            f" | {cell(h.get('wall_ratio_at_equal_hct'), '{:.2f}')} | {cell(h.get('speedup_vs_fine_dns'), '{:.2f}')} |")
+            f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
+            + "".join(f" | {fmt(h)}" for _, fmt in extra)
+            + f" | {cell(h.get('speedup_vs_fine_dns'), '{:.2f}')} |")
     return "\n".join(lines) + f"\n\n{result['note']}"
 
 
 def figure(result: dict, path: str) -> str:
+    """The front as a line, each classical family's points, each learned point with its
+    spread over ICs; for a velocity system a second panel in velocity RMSE."""
     import matplotlib  # noqa: PLC0415
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
     from lib.common import plotting  # noqa: PLC0415
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    f = result["front"]
-    ax.plot([p["cost"] for p in f], [p["hct"] for p in f], "k-", lw=1.5, label="classical front")
-    for family, marker in (("spectral", "o"), ("fd4_rk4", "s")):
-        pts = [p for p in result["points"] if p["family"] == family]
-        ax.plot([p["cost"] for p in pts], [p["hct"] for p in pts], marker, ls=":", label=family)
-        for p in pts:
-            ax.annotate(f"{p['grid']}²", (p["cost"], p["hct"]), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
-    learned = [p for p in result["points"] if p["family"] == "learned"]
-    for p, (colour, marker) in zip(learned, zip(("C3", "C2", "C4", "C5", "C6", "C8"), "*PDXhv")):
-        ax.errorbar(p["cost"], p["hct"], yerr=p["hct_std"], fmt=marker, color=colour, ms=10,
-                    capsize=3, label=f"{p['name']} ({p['grid']}²)")
-    ax.set(xscale="log", xlabel="wall s per simulated time unit per trajectory",
-           ylabel="HCT on vorticity (mean ± std over ICs)", title=result["title"])
-    ax.legend(fontsize=7)
+    spec = result_system(result)
+    panels = [("hct", "front", f"HCT on {spec['accuracy']} (mean ± std over ICs)")]
+    if "front_rmse" in result:
+        panels.append(("rmse", "front_rmse", "velocity RMSE over the horizon (mean; learned: min-max over ICs)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
+    for ax, (key, front_key, ylabel) in zip(axes[0], panels):
+        f = result[front_key]
+        ax.plot([p["cost"] for p in f], [p[key] for p in f], "k-", lw=1.5, label="classical front")
+        for family, label, marker in spec["families"]:
+            pts = [p for p in result["points"] if p["family"] == family]
+            ax.plot([p["cost"] for p in pts], [p[key] for p in pts], marker, ls=":",
+                    label=family if spec["accuracy"] == "vorticity" else label)
+            for p in pts:
+                ax.annotate(f"{p['grid']}²", (p["cost"], p[key]), fontsize=7, xytext=(3, 3),
+                            textcoords="offset points")
+        learned = [p for p in result["points"] if p["family"] == "learned"]
+        top = 1.0  # the RMSE panel's ceiling: a rollout that blows up is drawn there, marked
+        for p, (colour, marker) in zip(learned, zip(("C3", "C2", "C4", "C5", "C6", "C8"), "*PDXhv")):
+            label = f"{p['name']} ({p['grid']}²)"
+            if key == "hct":
+                ax.errorbar(p["cost"], p[key], yerr=p[f"{key}_std"], fmt=marker, color=colour, ms=10,
+                            capsize=3, label=label)
+                continue
+            per_ic = np.minimum(np.asarray(p["rmse_per_ic"], float), top)  # spread: min to max over ICs
+            y = min(p["rmse"], top)
+            ax.errorbar(p["cost"], y, yerr=[[y - np.nanmin(per_ic)], [np.nanmax(per_ic) - y]], fmt=marker,
+                        color=colour, ms=10, capsize=3, label=label + (" off scale" if p["rmse"] > top else ""))
+            if p["rmse"] > top:
+                ax.annotate(f"mean {p['rmse']:.1e}", (p["cost"], y), fontsize=7, xytext=(5, -10),
+                            textcoords="offset points")
+        ax.set(xscale="log", xlabel="wall s per simulated time unit per trajectory",
+               ylabel=ylabel, title=result["title"])
+        if key == "rmse":
+            ax.set(yscale="log", ylim=(min(p["rmse"] for p in f) / 3, 2 * top))
+        ax.legend(fontsize=7)
     return plotting.save(fig, path)
 
 
 def publish(result: dict, out: str) -> None:
-    """Write the table (`.md`, and `--readme`'s `front` block) and the figure beside `out`."""
+    """Write the table (`.md`, and `--readme`'s `front` / `front_burgers` block) and the
+    figure beside `out`."""
     md = table(result)
     wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
     if FLAGS.readme:
-        report.splice(FLAGS.readme, "front", md)
+        report.splice(FLAGS.readme, result_system(result)["block"], md)
     print(md)
     print(figure(result, os.path.splitext(out)[0] + ".png"))
 
 
 def main(_):
-    tiny = FLAGS.variant == "tiny"
-    out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_tiny' if tiny else ''}.json"
+    try:
+        spec = front.system(FLAGS.system)
+    except ValueError as e:
+        sys.exit(str(e))  # one line, before any compute
+    tiny, burgers = FLAGS.variant == "tiny", FLAGS.system == "burgers"
+    out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
     if FLAGS.render:
         return publish(wd.read_json(out), out)
-    grids = [int(g) for g in (FLAGS.grids or (["16", "32"] if tiny else ["32", "48", "64", "96", "128"]))]
-    dataset = config_lib.load_config(f"configs/pde_data/navier_stokes.py:{'front_tiny' if tiny else 'front'}")
+    grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])
+    dataset = config_lib.load_config(f"configs/pde_data/{FLAGS.system}.py:{'front_tiny' if tiny else 'front'}")
     data = data_lib.load_or_generate(dataset, FLAGS.data_root)
     meta, test = data["metadata"], data["test"]  # test: (n_ics, T + 1, n, n, 2)
     n_ics = len(test)
     points, makers = [], []
+    (solver, solver_label, _), (pb, pb_label, _) = spec["families"]
     for n in grids:
-        makers += [(f"spectral {n}²", "spectral", n, *spectral(meta, n)),
-                   (f"FD4+RK4 {n}²", "fd4_rk4", n, *fd4_rk4(meta, n))]
+        makers += [(f"{solver_label} {n}²", solver, n, *dataset_solver(meta, n)),
+                   (f"{pb_label} {n}²", pb, n, *fd4_rk4(meta, n))]
     for w in FLAGS.workdir:
         fn, params, n, run = learned(w, meta, FLAGS.data_root)
         makers.append((f"{run.config.model.name} ({os.path.basename(os.path.normpath(w))})",
@@ -189,25 +250,32 @@ def main(_):
         truth = front.resample(test, n)
         p = {"name": name, "family": family, "grid": n, "fn": fn, "params": params,
              "u0": jnp.asarray(truth[:, 0]), "n_ics": n_ics}
-        p.update(accuracy(fn, params, truth[:, 0], truth[:, 1:], meta))
-        print(f"{name}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g} (velocity {p['hct_velocity']:.3g})", flush=True)
+        p.update(accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"]))
+        print(f"{name}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g} ({spec['accuracy']}), "
+              f"{p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
     dns_fn, _, dns_u0 = fine_dns(meta, n_ics)
     points.append({"name": f"fine DNS {meta['fine_grid']}²", "family": "dns", "grid": meta["fine_grid"],
                    "fn": lambda p, u0, k: dns_fn(p, u0, k), "params": {}, "u0": dns_u0, "n_ics": n_ics})
     time_points(points, FLAGS.timing_frames, FLAGS.repeats, meta["frame_dt"])
-    classical = [p for p in points if p["family"] in ("spectral", "fd4_rk4")]
+    classical = [p for p in points if p["family"] in (solver, pb)]
     front_pts = front.pareto(classical)
     dns_cost = points[-1]["cost"]
+    rmse_pts = front.rmse_front(classical) if spec["accuracy"] == "velocity" else None
     for p in points:
         if p["family"] == "learned":
             p["headline"] = front.headline(p, front_pts, dns_cost)
+            if rmse_pts is not None:
+                p["headline"] |= front.rmse_headline(p, rmse_pts)
     load = os.getloadavg()
     result = {
+        "system": FLAGS.system,
         "variant": FLAGS.variant, "dataset": data["path"], "n_ics": n_ics, "frame_dt": meta["frame_dt"],
         "horizon": (test.shape[1] - 1) * meta["frame_dt"], "threshold": THRESHOLD, "points": points,
         "front": [{"name": p["name"], "cost": p["cost"], "hct": p["hct"]} for p in front_pts],
-        "title": f"NS Re = 1000, {n_ics} ICs, truth {meta['fine_grid']}²",
+        **({} if rmse_pts is None else {"front_rmse": [
+            {"name": p["name"], "cost": p["cost"], "rmse": p["rmse"]} for p in rmse_pts]}),
+        "title": f"{spec['title']}, {n_ics} ICs, truth {meta['fine_grid']}²",
         "note": (f"{n_ics} test ICs (seed {meta['seed']}), truth {meta['fine_grid']}² saved at "
                  f"{meta['coarse_grid']}², horizon {(test.shape[1] - 1) * meta['frame_dt']:.3g}; "
                  f"{jax.devices()[0].device_kind}, {os.cpu_count()} cores, load average at the end "
