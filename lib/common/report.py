@@ -1,8 +1,15 @@
-"""Small helpers every experiment's results script uses: the machine line and README splicing.
+"""Small helpers every experiment's results script uses: the machine line, README splicing
+and the one target record.
 
     from lib.common import report
     results["machine"] = report.machine()
     report.splice("experiments/<name>/README.md", "quick", markdown_table)
+    out["beats_baseline"] = report.target(ours > best, ours=ours, best=best)
+
+`target` is the record of one target: its measured numbers and a bool under "met" (the
+verdict). A paper's `targets(results)` nests records in dicts (and lists); `walk_targets`
+lists every record of such a tree with its dotted path, and `verdict` is the word a
+renderer prints for one ("MET" / "MISSED"); tools/targets.py prints them for any run.
 
 `splice` replaces the text between `<!-- results:TAG:begin -->` and
 `<!-- results:TAG:end -->` in a markdown file, so a README's measured table is rewritten by
@@ -108,6 +115,53 @@ def results_tool(experiment: str, render: Callable[[dict, dict], str], *,
         print(text)
 
     app.run(main)
+
+
+def _plain(x):
+    """`x` with numpy (and JAX) scalars and arrays as Python numbers and lists, as the JSON
+    writer stores them (workdir._default); dicts, lists and tuples keep their keys and type."""
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x)
+    return x
+
+
+def target(met, **measured) -> dict:
+    """The record of one target: the numbers behind it and `"met": bool(met)` (last), with
+    numpy values converted as results.json stores them."""
+    return {**{k: _plain(v) for k, v in measured.items()}, "met": bool(met)}
+
+
+def is_target(x) -> bool:
+    """A target record: a dict with a bool under "met"."""
+    return isinstance(x, dict) and isinstance(x.get("met"), bool)
+
+
+def walk_targets(tree, prefix: str = "") -> list[tuple[str, dict]]:
+    """Every target record in the nested dicts and lists of `tree`, in insertion order, with
+    its dotted path (dict keys, list indices; `prefix` first); a record's own nested
+    records follow it. Anything else (bare bools, numbers, None) is skipped."""
+    out = []
+
+    def visit(node, path):
+        if is_target(node):
+            out.append((path, node))
+        items = (node.items() if isinstance(node, dict) else
+                 enumerate(node) if isinstance(node, (list, tuple)) else ())
+        for key, child in items:
+            visit(child, f"{path}.{key}" if path else str(key))
+
+    visit(tree, prefix)
+    return out
+
+
+def verdict(record_or_bool) -> str:
+    """The word for a verdict: "MET" or "MISSED", of a record's "met" or of a bool."""
+    met = record_or_bool["met"] if isinstance(record_or_bool, dict) else record_or_bool
+    return "MET" if met else "MISSED"
 
 
 def cell(x, digits: int = 3, style: str = "g") -> str:
