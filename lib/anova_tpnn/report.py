@@ -19,7 +19,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 
-from lib.common.report import machine_text
+from lib.common.report import machine_text, target, verdict
 
 STABILITY_FACTOR = 2.0
 PREDICTION_GAP = 0.05
@@ -47,25 +47,24 @@ def targets(results: dict) -> dict:
                     continue
                 ratios = {ref: models[ref][key] / max(tp[key], 1e-300)
                           for ref in REFERENCES if ref in models}
-                out[key][f"{name}/{mode}"] = {
-                    "ratios": ratios, "met": bool(ratios) and all(
-                        r >= STABILITY_FACTOR for r in ratios.values())}
+                out[key][f"{name}/{mode}"] = target(
+                    bool(ratios) and all(r >= STABILITY_FACTOR for r in ratios.values()),
+                    ratios=ratios)
             if mode != "seed":
                 continue
             for key in RECOVERY_KEYS:
                 if key in tp:
                     errs = {ref: models[ref][key] for ref in REFERENCES if ref in models}
-                    out[key][name] = {"tpnn": tp[key], **errs,
-                                      "met": bool(errs) and all(tp[key] < e
-                                                                for e in errs.values())}
+                    out[key][name] = target(bool(errs) and all(tp[key] < e for e in errs.values()),
+                                            tpnn=tp[key], **errs)
             base = {k: v["metric"] for k, v in models.items() if k != "tpnn"}
             if base:
                 pick = min if entry["task"] == "regression" else max
                 best_name = pick(base, key=base.get)
                 gap = prediction_gap(entry["task"], tp["metric"], base[best_name])
-                out["prediction"][name] = {"tpnn": tp["metric"], "best": best_name,
-                                           "best_metric": base[best_name], "gap": gap,
-                                           "met": gap <= PREDICTION_GAP}
+                out["prediction"][name] = target(gap <= PREDICTION_GAP, tpnn=tp["metric"],
+                                                 best=best_name, best_metric=base[best_name],
+                                                 gap=gap)
     for key in ("stability_purified", "recovery_purified"):
         if not out[key]:
             del out[key]                        # a run without purified scores
@@ -135,7 +134,7 @@ def tables(results: dict) -> str:
             else:
                 txt = ", ".join(f"{k} {v[k]:.3f}" for k in ("tpnn", *REFERENCES) if k in v)
             detail.append(f"{where}: {txt} ({'met' if v['met'] else 'missed'})")
-        lines.append(f"| {label} | {'MET' if t[key]['all_met'] else 'MISSED'} | "
+        lines.append(f"| {label} | {verdict(t[key]['all_met'])} | "
                      f"{'; '.join(detail)} |")
     return "\n".join(lines)
 

@@ -14,6 +14,8 @@ target holds our CADES to what the official code itself shows, family by family:
 """
 from __future__ import annotations
 
+from lib.common.report import target
+
 TIE = 0.01
 
 # family: (verdict in the official plot, statistics the plot shows above or level with CADES)
@@ -39,8 +41,8 @@ def restated(summary: dict, family: str) -> dict | None:
     c = summary["baselines"]
     bar = max(TIE, 2 * c["diff_se"])
     met = (c["best"] in named and c["diff"] < 0) if verdict == "below" else c["diff"] >= -bar
-    return {"official": verdict, "official_above": list(named), "best": c["best"],
-            "diff": c["diff"], "diff_se": c["diff_se"], "bar": bar, "met": bool(met)}
+    return target(met, official=verdict, official_above=list(named), best=c["best"],
+                  diff=c["diff"], diff_se=c["diff_se"], bar=bar)
 
 
 def targets(families: dict) -> dict | None:
@@ -50,7 +52,7 @@ def targets(families: dict) -> dict | None:
     if not rows:
         return None
     missed = sorted(k for k, v in rows.items() if not v["met"])
-    return {"per_family": rows, "met": not missed, "missed": missed}
+    return target(not missed, per_family=rows, missed=missed)
 
 
 def table(t: dict, labels: dict) -> str:

@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 from lib.cades import official
 from lib.common import plotting
-from lib.common.report import machine_text
+from lib.common.report import machine_text, target, verdict
 
 METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
            "q_minus")
@@ -66,8 +66,7 @@ def family_summary(res: dict, etas: np.ndarray) -> dict:
         best = max(pool, key=lambda m: mean[m])
         diff = per_seed["cades"] - per_seed[best]
         se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-        out[name] = {"best": best, "diff": float(diff.mean()), "diff_se": se,
-                     "met": bool(diff.mean() >= -2 * se)}
+        out[name] = target(diff.mean() >= -2 * se, best=best, diff=float(diff.mean()), diff_se=se)
     return out
 
 
@@ -101,10 +100,10 @@ def targets(results: dict) -> dict:
                 for a, f, se in zip(r["alphas"], d["fpr"], d["se"]):
                     worst.append({"setting": name, "method": m, "alpha": a, "fpr": f, "se": se,
                                   "excess_in_se": (f - a) / se if se > 0 else (0.0 if f <= a else np.inf)})
-        t["fpr_within_alpha_plus_3se"] = {
-            "met": all(w["fpr"] <= w["alpha"] + 3 * w["se"] for w in worst),
-            "worst": max(worst, key=lambda w: w["excess_in_se"]),
-            "min_repetitions": min(r["repetitions"] for r in fpr.values())}
+        t["fpr_within_alpha_plus_3se"] = target(
+            all(w["fpr"] <= w["alpha"] + 3 * w["se"] for w in worst),
+            worst=max(worst, key=lambda w: w["excess_in_se"]),
+            min_repetitions=min(r["repetitions"] for r in fpr.values()))
     fams = _families(results)
     if fams:
         have = set.intersection(*(set(v["auroc"]) for v in fams.values()))
@@ -118,8 +117,8 @@ def targets(results: dict) -> dict:
         means = {m: float(np.mean([v["summary"]["mean"][m] for v in fams.values()]))
                  for m in present(METHODS, have)}
         best = max(present(SINGLE, have), key=lambda m: means[m])
-        t["auroc_mean_over_families"] = {"means": means, "best_single": best,
-                                         "met": means["cades"] > means[best]}
+        t["auroc_mean_over_families"] = target(means["cades"] > means[best], means=means,
+                                               best_single=best)
         restated = official.targets(fams)
         if restated is not None:
             t["official_restated"] = restated
@@ -177,7 +176,7 @@ def tables(results: dict) -> str:
     if "fpr_within_alpha_plus_3se" in t:
         x = t["fpr_within_alpha_plus_3se"]
         w = x["worst"]
-        lines.append(f"- FPR <= α + 3 SE everywhere: **{'MET' if x['met'] else 'MISSED'}** (worst: "
+        lines.append(f"- FPR <= α + 3 SE everywhere: **{verdict(x)}** (worst: "
                      f"{w['setting']} {LABELS[w['method']]} α = {w['alpha']}: {w['fpr']:.4f}, "
                      f"{w['excess_in_se']:+.2f} SE from α)")
     have = set.intersection(*(set(v["auroc"]) for v in fams.values())) if fams else set()
@@ -190,20 +189,20 @@ def tables(results: dict) -> str:
         if x is None:
             continue
         lines.append(f"- CADES >= {words} in every family (within 2 SE): "
-                     f"**{'MET' if x['per_family_met'] else 'MISSED'}**" +
+                     f"**{verdict(x['per_family_met'])}**" +
                      (f" (missed: {', '.join(x['missed'])})" if x["missed"] else ""))
         lines.append(f"- CADES above the per-family {words} on average: "
-                     f"**{'MET' if x['average_above'] else 'MISSED'}** (mean difference "
+                     f"**{verdict(x['average_above'])}** (mean difference "
                      f"{x['mean_diff']:+.4f})")
     if "official_restated" in t:
         x = t["official_restated"]
         lines.append(f"- Re-stated per-family target (CADES against the official baselines as "
-                     f"in the official code's own plots): **{'MET' if x['met'] else 'MISSED'}**"
+                     f"in the official code's own plots): **{verdict(x)}**"
                      + (f" (missed: {', '.join(x['missed'])})" if x["missed"] else ""))
     if "auroc_mean_over_families" in t:
         x = t["auroc_mean_over_families"]
         lines.append(f"- CADES's AUROC averaged over all families above every single method's "
-                     f"average: **{'MET' if x['met'] else 'MISSED'}** (CADES "
+                     f"average: **{verdict(x)}** (CADES "
                      f"{x['means']['cades']:.4f}; best single method on average: "
                      f"{LABELS[x['best_single']]} {x['means'][x['best_single']]:.4f})")
     if lines:

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target, verdict
 
 LOW_DATA_MAX = 0.1
 FULL_DATA_TOLERANCE = 0.01
@@ -45,18 +45,16 @@ def targets(results: dict) -> dict:
         top = max(labels, key=labels.get)
         if labels[top] == 1.0:
             gap = _acc(entry, "dsl", top) - _acc(entry, "mlp", top)
-            full[name] = {"dsl_minus_mlp": gap, "met": bool(gap >= -FULL_DATA_TOLERANCE)}
+            full[name] = target(gap >= -FULL_DATA_TOLERANCE, dsl_minus_mlp=gap)
         lows = [k for k, f in labels.items() if f <= LOW_DATA_MAX]
         if lows:
             gap = float(np.mean([_acc(entry, "dsl", k) - _acc(entry, "mlp", k) for k in lows]))
             low[name] = {"fractions": [labels[k] for k in lows], "dsl_minus_mlp": gap,
                          "ahead": bool(gap > 0)}
-    out = {"full_data": {"per_dataset": full,
-                         "met": bool(full) and all(v["met"] for v in full.values()),
-                         "tolerance": FULL_DATA_TOLERANCE},
-           "low_data": {"per_dataset": low,
-                        "met": bool(low) and sum(v["ahead"] for v in low.values()) * 2 > len(low),
-                        "max_fraction": LOW_DATA_MAX}}
+    out = {"full_data": target(bool(full) and all(v["met"] for v in full.values()),
+                               per_dataset=full, tolerance=FULL_DATA_TOLERANCE),
+           "low_data": target(bool(low) and sum(v["ahead"] for v in low.values()) * 2 > len(low),
+                              per_dataset=low, max_fraction=LOW_DATA_MAX)}
     return out
 
 
@@ -96,11 +94,11 @@ def tables(results: dict) -> str:
         low = ", ".join(f"{k} {100 * v['dsl_minus_mlp']:+.1f}"
                         for k, v in t["low_data"]["per_dataset"].items())
         lines += ["", f"- Full data, DSL within 1 point of the MLP on every set: "
-                      f"**{'MET' if t['full_data']['met'] else 'MISSED'}** (DSL − MLP, points: "
+                      f"**{verdict(t['full_data'])}** (DSL − MLP, points: "
                       f"{full})."]
         if t["low_data"]["per_dataset"]:          # no line when no low-data fraction ran
             lines.append(f"- Low data (fractions ≤ {100 * LOW_DATA_MAX:g} %), DSL ahead on most "
-                         f"sets: **{'MET' if t['low_data']['met'] else 'MISSED'}** (mean DSL − "
+                         f"sets: **{verdict(t['low_data'])}** (mean DSL − "
                          f"MLP, points: {low}).")
     toy = results.get("toy")
     if toy:

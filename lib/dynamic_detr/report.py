@@ -3,7 +3,7 @@ dynamic_detr run."""
 from __future__ import annotations
 
 from lib.common import plotting
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target
 
 # rows of a design alternative of the full method (not an ablation: no target on them)
 ALTERNATIVES = ("holistic_kept",)
@@ -31,28 +31,28 @@ def targets(rows: list[dict], budgets: tuple[float, ...], ablations: tuple[str, 
     for b in budgets:
         d, t = _find(rows, "dynamic", b), _find(rows, "topk", b)
         if d and t:
-            per_budget.append({"budget": b, "dynamic": d["AP"], "topk": t["AP"], "met": d["AP"] >= t["AP"]})
+            per_budget.append(target(d["AP"] >= t["AP"], budget=b, dynamic=d["AP"], topk=t["AP"]))
         else:
             unmeasured.append(b)
-    t1 = {"per_budget": per_budget, "unmeasured": unmeasured,
-          "met": bool(per_budget) and not unmeasured and all(p["met"] for p in per_budget)}
-    t2 = {"met": False, "saving": None, "dense_AP": dense["AP"] if dense else None}
+    t1 = target(bool(per_budget) and not unmeasured and all(p["met"] for p in per_budget),
+                per_budget=per_budget, unmeasured=unmeasured)
+    t2 = target(False, saving=None, dense_AP=dense["AP"] if dense else None)
     if dense:                                       # a dense AP of 0 is no level to reach
         ok = [r for r in rows if r["method"] == "dynamic" and r["ablation"] == "none"
               and r["AP"] >= dense["AP"] > 0]
         best_saving = max((1 - r["encoder_gflops"] / dense["encoder_gflops"] for r in ok), default=None)
-        t2 = {"met": best_saving is not None and best_saving >= 0.3, "saving": best_saving,
-              "dense_AP": dense["AP"]}
+        t2 = target(best_saving is not None and best_saving >= 0.3, saving=best_saving,
+                    dense_AP=dense["AP"])
     abl = []
     for r in rows:
         if r["ablation"] not in ("none",) + ALTERNATIVES:
             full = _find(rows, "dynamic", r["budget"])
             if full:
-                abl.append({"ablation": r["ablation"], "AP": r["AP"], "full_AP": full["AP"],
-                            "met": r["AP"] < full["AP"]})
+                abl.append(target(r["AP"] < full["AP"], ablation=r["ablation"], AP=r["AP"],
+                                  full_AP=full["AP"]))
     missing = [a for a in ablations if a not in {x["ablation"] for x in abl}]
-    t3 = {"per_ablation": abl, "unmeasured": missing,
-          "met": bool(abl) and not missing and all(a["met"] for a in abl)}
+    t3 = target(bool(abl) and not missing and all(a["met"] for a in abl), per_ablation=abl,
+                unmeasured=missing)
     return {"dynamic_ge_topk": t1, "flops_saving_at_dense_ap": t2, "ablations_cost_ap": t3}
 
 

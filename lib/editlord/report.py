@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from lib.common import plotting
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target, verdict
 from lib.common.stats import sign_test_p  # noqa: F401  (re-exported: the report's own test name)
 
 METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
@@ -28,13 +28,13 @@ def _pass_discordance(b: dict, s: dict) -> tuple[int, int, bool]:
 
 
 def targets(r: dict) -> dict:
-    """The issue's targets, each {"met": bool|None, "detail": str}."""
+    """The issue's targets, each a target record {"detail": str, "met": bool}."""
     out = {}
     rec = r.get("rules", {}).get("recovery")
     if rec:
         met = rec["precision"] >= 0.8 and rec["recall"] >= 0.8
-        out["rule_recovery"] = {"met": met, "detail": f"precision {rec['precision']:.2f}, "
-                                f"recall {rec['recall']:.2f} (>= 0.8 each)"}
+        out["rule_recovery"] = target(met, detail=f"precision {rec['precision']:.2f}, "
+                                      f"recall {rec['recall']:.2f} (>= 0.8 each)")
     eds = r.get("editors", {})
     if "base" in eds and "spec_rules" in eds:
         b, s = eds["base"]["eval"], eds["spec_rules"]["eval"]
@@ -44,22 +44,22 @@ def targets(r: dict) -> dict:
         w, l, exact = _pass_discordance(b, s)
         p = sign_test_p(w, l)
         met = sc["fixed"] > bc["fixed"] and sc["correct"] > bc["correct"] and p <= 0.05
-        out["rules_beat_base"] = {"met": met, "detail": (
+        out["rules_beat_base"] = target(met, detail=(
             f"+spec+rules vs base, clean held-out: anti-patterns removed {sc['fixed']:.3f} vs "
             f"{bc['fixed']:.3f}, tests pass {sc['correct']:.3f} vs {bc['correct']:.3f}; pairs "
             f"only one passes: {w} vs {l}{'' if exact else ' (at best)'}, one-sided sign test "
-            f"p {'=' if exact else '>='} {p:.3g} (needs <= 0.05)")}
+            f"p {'=' if exact else '>='} {p:.3g} (needs <= 0.05)"))
         if "mean_drop" in b and "mean_drop" in s:
             db, ds = b["mean_drop"], s["mean_drop"]
             # "its advantage grows": a smaller drop, from an advantage on clean inputs (a
             # variant near the floor cannot drop much, which is no robustness)
             adv = sc["success"] > bc["success"]
             met = adv and ds["success"] < db["success"] and ds["fixed"] < db["fixed"]
-            out["robustness"] = {"met": met, "detail": (
+            out["robustness"] = target(met, detail=(
                 f"mean drop under perturbation, +spec+rules vs base: success {ds['success']:+.3f} "
                 f"vs {db['success']:+.3f}, anti-patterns removed {ds['fixed']:+.3f} vs "
                 f"{db['fixed']:+.3f} (smaller drop = advantage grows; needs an advantage on "
-                f"clean inputs: success {sc['success']:.3f} vs {bc['success']:.3f})")}
+                f"clean inputs: success {sc['success']:.3f} vs {bc['success']:.3f})"))
     return out
 
 
@@ -154,7 +154,7 @@ def tables(r: dict) -> str:
     if tg:
         lines += ["", "| target | met | measured |", "|---|---|---|"]
         for k, v in tg.items():
-            lines.append(f"| {k} | {'MET' if v['met'] else 'MISSED'} | {v['detail']} |")
+            lines.append(f"| {k} | {verdict(v)} | {v['detail']} |")
     return "\n".join(lines)
 
 
