@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.common.report import machine_text
+from lib.common.report import machine_text, target, verdict
 
 _SWEEP_METRICS = ("fd", "precision", "recall", "saturation", "out_of_range", "accuracy")
 
@@ -67,13 +67,12 @@ def toy_targets(toy: dict) -> dict | None:
         g, gs = _best(gm, n)
         f, fs = _best(fm, n)
         if g is not None and f is not None:
-            per_nfe[str(n)] = {"gm64": g, "gm64_solver": gs, "fm": f, "fm_solver": fs,
-                               "met": g < f}
-    return {"gm64_nfe4_vs_fm_nfe32": None if gm4 is None or fm32 is None else {
-                "gm64_nfe4": gm4, "gm64_solver": gm4_solver, "fm_nfe32": fm32,
-                "fm_solver": fm32_solver, "met": gm4 <= fm32},
-            "beats_fm_every_nfe_le_8": {"per_nfe": per_nfe,
-                                         "met": bool(per_nfe) and all(v["met"] for v in per_nfe.values())}}
+            per_nfe[str(n)] = target(g < f, gm64=g, gm64_solver=gs, fm=f, fm_solver=fs)
+    return {"gm64_nfe4_vs_fm_nfe32": None if gm4 is None or fm32 is None else target(
+                gm4 <= fm32, gm64_nfe4=gm4, gm64_solver=gm4_solver, fm_nfe32=fm32,
+                fm_solver=fm32_solver),
+            "beats_fm_every_nfe_le_8": target(
+                bool(per_nfe) and all(v["met"] for v in per_nfe.values()), per_nfe=per_nfe)}
 
 
 def _pg_vs_cfg(per: dict) -> dict:
@@ -81,8 +80,8 @@ def _pg_vs_cfg(per: dict) -> dict:
     ok = [r for r in per["pg"]["sweep"] if r["precision"] >= cfg["precision"]
           and r["fd"] <= cfg["fd"] and r["saturation"] < cfg["saturation"]]
     best_pg = max(per["pg"]["sweep"], key=lambda r: r["precision"])
-    return {"cfg_best_precision": cfg, "pg_best_precision": best_pg,
-            "pg_settings_meeting": [r["scale"] for r in ok], "met": bool(ok)}
+    return target(ok, cfg_best_precision=cfg, pg_best_precision=best_pg,
+                  pg_settings_meeting=[r["scale"] for r in ok])
 
 
 def digits_targets(digits: dict) -> dict:
@@ -206,12 +205,12 @@ def targets_table(t: dict) -> str:
         if a:
             lines.append(f"| checkerboard: GMFlow K=64 at NFE 4 ≤ flow matching at NFE 32 (SWD) "
                          f"| {a['gm64_nfe4']:.3f} ({a['gm64_solver']}) vs {a['fm_nfe32']:.3f} "
-                         f"({a['fm_solver']}) | {'MET' if a['met'] else 'MISSED'} |")
+                         f"({a['fm_solver']}) | {verdict(a)} |")
         b = toy["beats_fm_every_nfe_le_8"]
         cells = ", ".join(f"NFE {n}: {v['gm64']:.3f} vs {v['fm']:.3f}"
                           for n, v in b["per_nfe"].items())
         lines.append(f"| checkerboard: GMFlow K=64 beats flow matching at every NFE ≤ 8 "
-                     f"| {cells} | {'MET' if b['met'] else 'MISSED'} |")
+                     f"| {cells} | {verdict(b)} |")
     for nfe, v in sorted((t.get("digits") or {}).items(), key=lambda kv: int(kv[0])):
         c, p = v["cfg_best_precision"], v["pg_best_precision"]
         seeds = (f" Seeds meeting it alone: {v['seeds_met']} of {v['n_seeds']}."
@@ -224,7 +223,7 @@ def targets_table(t: dict) -> str:
             f"{c['fd']:.2f}, sat. {c['saturation']:.3f}); PG best prec. {p['precision']:.3f} "
             f"(w̃={p['scale']:g}, FD {p['fd']:.2f}, sat. {p['saturation']:.3f}); PG settings "
             f"meeting all three: {v['pg_settings_meeting'] or 'none'}.{seeds} "
-            f"| {'MET' if v['met'] else 'MISSED'} |")
+            f"| {verdict(v)} |")
     return "\n".join(lines)
 
 

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell
+from lib.common.report import cell, target, verdict
 
 
 def rerank_vs_greedy(rows: dict) -> dict:
@@ -40,22 +40,20 @@ def targets(results: dict) -> dict:
             prm = beam["PRM/score"]["top1"]
             rivals = {k: v["top1"] for k, v in beam.items()
                       if k.startswith(("ORM/", "judge-lm")) and "lookahead" not in k}
-            out["prm_beats_orm_and_judges_in_beam"] = {
-                "prm": prm, "rivals": rivals,
-                "met": bool(rivals) and all(prm > v for v in rivals.values())}
+            out["prm_beats_orm_and_judges_in_beam"] = target(
+                bool(rivals) and all(prm > v for v in rivals.values()), prm=prm, rivals=rivals)
         better = {k: {"top1": v["top1"], "greedy": v["greedy"], "judge_accuracy": v["judge_accuracy"]}
                   for k, v in arith["rerank"].items()
                   if not k.startswith("oracle") and v["judge_accuracy"] > 0.5}
-        out["better_than_chance_rerank_beats_greedy"] = {
-            "judges": better, "met": bool(better) and all(v["top1"] > v["greedy"]
-                                                          for v in better.values()),
-            "analysis": rerank_vs_greedy(arith["rerank"])}
+        out["better_than_chance_rerank_beats_greedy"] = target(
+            bool(better) and all(v["top1"] > v["greedy"] for v in better.values()),
+            judges=better, analysis=rerank_vs_greedy(arith["rerank"]))
         ps = arith["position_study"]
         lo, hi = ps["both_orders"]["slope_ci"]
         lo1, hi1 = ps["one_order"]["slope_ci"]
-        out["position_bias_cancelled"] = {
-            "one_order_slope": ps["one_order"]["slope"], "both_orders_slope": ps["both_orders"]["slope"],
-            "met": bool(lo <= 0 <= hi and hi1 < 0)}
+        out["position_bias_cancelled"] = target(
+            lo <= 0 <= hi and hi1 < 0, one_order_slope=ps["one_order"]["slope"],
+            both_orders_slope=ps["both_orders"]["slope"])
     return out
 
 
@@ -162,19 +160,19 @@ def results_markdown(results: dict) -> str:
             v = t["prm_beats_orm_and_judges_in_beam"]
             riv = ", ".join(f"{k} {x:.1f}" for k, x in v["rivals"].items())
             out.append(f"* PRM beats ORM and prompted judges in beam search: PRM {v['prm']:.1f} vs "
-                       f"{riv}: **{'MET' if v['met'] else 'MISSED'}**")
+                       f"{riv}: **{verdict(v)}**")
         if "better_than_chance_rerank_beats_greedy" in t:
             v = t["better_than_chance_rerank_beats_greedy"]
             worse = [k for k, x in v["judges"].items() if x["top1"] <= x["greedy"]]
             out.append(f"* reranking with every better-than-chance judge beats greedy "
                        f"({len(v['judges'])} judge/method pairs with pair accuracy > 0.5"
                        f"{'; not beating greedy: ' + ', '.join(worse) if worse else ''}): "
-                       f"**{'MET' if v['met'] else 'MISSED'}**")
+                       f"**{verdict(v)}**")
         if "position_bias_cancelled" in t:
             v = t["position_bias_cancelled"]
             out.append(f"* simulated position bias cancelled by both-order round robin (slope "
                        f"{v['one_order_slope']:.3f} with one order, {v['both_orders_slope']:.3f} "
-                       f"with both): **{'MET' if v['met'] else 'MISSED'}**")
+                       f"with both): **{verdict(v)}**")
     an = t.get("better_than_chance_rerank_beats_greedy", {}).get("analysis")
     if an:
         out += ["", "Reranking against greedy with CIs (pair accuracy: query bootstrap; "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.common.report import cell
+from lib.common.report import cell, target, verdict
 from lib.kar_peak.fit import parse_method
 
 TARGET = "peak+kar"
@@ -23,7 +23,8 @@ def _cells(rows):
 
 
 def targets(results: dict, methods) -> dict:
-    """The issue's targets, each {"value": ..., "met": bool} (absent parts are skipped)."""
+    """The issue's targets, each a target record {"value": ..., "met": bool} (absent parts are
+    skipped)."""
     out = {}
     base = baselines(methods)
     if "images" in results and TARGET in methods and base:
@@ -32,12 +33,12 @@ def targets(results: dict, methods) -> dict:
             best = max(base, key=lambda m: by[m]["psnr_missing"])
             margins[f"{image}/{mask}"] = dict(best=best, margin_db=by[TARGET]["psnr_missing"] - by[best]["psnr_missing"])
         vals = np.array([m["margin_db"] for m in margins.values()])
-        out["psnr_beats_best_baseline_every_cell"] = dict(
-            value=f"{int(np.sum(vals > 0))}/{len(vals)}", met=bool(np.all(vals > 0)), margins=margins)
-        out["mean_margin_at_least_1dB"] = dict(value=float(vals.mean()), met=bool(vals.mean() >= 1.0))
+        out["psnr_beats_best_baseline_every_cell"] = target(
+            np.all(vals > 0), value=f"{int(np.sum(vals > 0))}/{len(vals)}", margins=margins)
+        out["mean_margin_at_least_1dB"] = target(vals.mean() >= 1.0, value=float(vals.mean()))
         rows = [r for r in results["images"]["rows"] if r["method"] == TARGET]
         rise = float(np.mean([r["align_final"] - r["align_init"] for r in rows]))
-        out["image_alignment_rises"] = dict(value=rise, met=bool(rise > 0))
+        out["image_alignment_rises"] = target(rise > 0, value=rise)
     reg = results.get("regression")
     if reg and TARGET in reg["methods"]:
         # KAR's claim: the kernel of a KAR-trained INR is better aligned with K* than at its
@@ -45,9 +46,9 @@ def targets(results: dict, methods) -> dict:
         t = reg["methods"][TARGET]
         plain = {m: v["align_final"] for m, v in reg["methods"].items() if not parse_method(m)[1]}
         met = t["align_final"] > t["align_init"] and all(t["align_final"] > a for a in plain.values())
-        out["regression_alignment_rises"] = dict(
-            value=f"{t['align_init']:.3f} -> {t['align_final']:.3f} (without KAR: "
-                  f"{', '.join(f'{m} {a:.3f}' for m, a in plain.items())})", met=bool(met))
+        out["regression_alignment_rises"] = target(
+            met, value=f"{t['align_init']:.3f} -> {t['align_final']:.3f} (without KAR: "
+                       f"{', '.join(f'{m} {a:.3f}' for m, a in plain.items())})")
     return out
 
 
@@ -95,7 +96,7 @@ def targets_table(results: dict) -> str:
     lines = ["| target | value | met |", "|---|---|---|"]
     for name, t in results.get("targets", {}).items():
         v = t["value"]
-        lines.append(f"| {name} | {cell(v, 3, 'f') if isinstance(v, float) else v} | {'MET' if t['met'] else 'MISSED'} |")
+        lines.append(f"| {name} | {cell(v, 3, 'f') if isinstance(v, float) else v} | {verdict(t)} |")
     return "\n".join(lines)
 
 

@@ -12,6 +12,8 @@ import os
 import numpy as np
 from scipy import stats
 
+from lib.common.report import target, verdict
+
 
 def summarize(thetas, ses, truth: float, level: float = 0.95) -> dict:
     """Monte Carlo metrics of one estimator (see module doc); se may be all-NaN (no CI)."""
@@ -61,19 +63,16 @@ def targets(results: dict, config) -> dict:
         est = block["estimators"]
         for name in config.eval.target_estimators:
             s = est[name]
-            out[f"{setting}/{name}/coverage"] = {
-                "met": bool(lo <= s["coverage"] <= hi), "value": s["coverage"],
-                "range": [lo, hi]}
-            out[f"{setting}/{name}/bias"] = {
-                "met": bool(s["bias_over_half_width"] < frac), "bias": s["bias"],
-                "bias_mc_se": s["bias_mc_se"], "half_width": s["mean_width"] / 2,
-                "ratio": s["bias_over_half_width"], "limit": frac}
+            out[f"{setting}/{name}/coverage"] = target(
+                lo <= s["coverage"] <= hi, value=s["coverage"], range=[lo, hi])
+            out[f"{setting}/{name}/bias"] = target(
+                s["bias_over_half_width"] < frac, bias=s["bias"], bias_mc_se=s["bias_mc_se"],
+                half_width=s["mean_width"] / 2, ratio=s["bias_over_half_width"], limit=frac)
         for name in ("naive", "dml_linear_pixels"):
             if name in est:
-                out[f"{setting}/{name}/visibly_biased"] = {
-                    "met": visibly_biased(est[name]), "bias": est[name]["bias"],
-                    "bias_mc_se": est[name]["bias_mc_se"],
-                    "half_width": est[name]["mean_width"] / 2}
+                out[f"{setting}/{name}/visibly_biased"] = target(
+                    visibly_biased(est[name]), bias=est[name]["bias"],
+                    bias_mc_se=est[name]["bias_mc_se"], half_width=est[name]["mean_width"] / 2)
     return out
 
 
@@ -158,7 +157,7 @@ def target_lines(targets: dict) -> str:
     for name, t in targets.items():
         nums = ", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                          for k, v in t.items() if k != "met")
-        lines.append(f"| {name} | {'MET' if t['met'] else 'MISSED'} | {nums} |")
+        lines.append(f"| {name} | {verdict(t)} | {nums} |")
     return "\n".join(lines)
 
 

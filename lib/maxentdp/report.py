@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from lib.common import plotting
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target, verdict
 
 
 def targets(runs: dict) -> dict:
@@ -18,10 +18,9 @@ def targets(runs: dict) -> dict:
     if mg_d and mg_s and "multigoal" in mg_d and "multigoal" in mg_s:   # both analysed
         d = mg_d["multigoal"]["stochastic"]["distinct_goals"]
         s = mg_s["multigoal"]["stochastic"]["distinct_goals"]
-        out["multigoal_all_goals"] = {
-            "maxentdp_distinct_goals": d, "sac_distinct_goals": s,
-            "rule": "every MaxEntDP seed reaches all 4 goals and SAC reaches fewer on average",
-            "met": bool(min(d) == 4 and np.mean(s) < 4)}
+        out["multigoal_all_goals"] = target(
+            min(d) == 4 and np.mean(s) < 4, maxentdp_distinct_goals=d, sac_distinct_goals=s,
+            rule="every MaxEntDP seed reaches all 4 goals and SAC reaches fewer on average")
     envs = sorted({r["env"] for r in runs.values()} - {"multigoal"})
     for env in envs:
         d, s = runs.get(f"{env}_maxentdp"), runs.get(f"{env}_sac")
@@ -33,11 +32,10 @@ def targets(runs: dict) -> dict:
         dm, dsd = at_step(d, common)
         sm, ssd = at_step(s, common)
         spread = max(dsd, ssd)
-        out[f"{env}_final_return"] = {
-            "env_steps": common, "maxentdp": dm, "sac": sm, "spread": spread,
-            "rule": "MaxEntDP mean >= SAC mean - max(seed std of either), at the last "
-                    "evaluation both reached",
-            "met": bool(dm >= sm - spread)}
+        out[f"{env}_final_return"] = target(
+            dm >= sm - spread, env_steps=common, maxentdp=dm, sac=sm, spread=spread,
+            rule="MaxEntDP mean >= SAC mean - max(seed std of either), at the last "
+                 "evaluation both reached")
     return out
 
 
@@ -123,7 +121,7 @@ def tables(results: dict) -> str:
             measured = ", ".join(f"{k} = {cell(x, 4) if isinstance(x, float) else x}"
                                  for k, x in v.items() if k not in ("met", "rule"))
             lines.append(f"| {name}: {v['rule']} | {measured} | "
-                         f"{'MET' if v['met'] else 'MISSED'} |")
+                         f"{verdict(v)} |")
     return "\n".join(lines)
 
 

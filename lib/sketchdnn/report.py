@@ -8,7 +8,7 @@ Each is {"met": bool, ...numbers} or None when a needed run is missing.
 """
 from __future__ import annotations
 
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target, verdict
 
 GS, BASELINES, PE = "gaussian_softmax", ("onehot_gaussian", "d3pm"), "gaussian_softmax_pe"
 LABELS = {"gaussian_softmax": "Gaussian-Softmax (SketchDNN)",
@@ -23,25 +23,25 @@ def targets(results: dict) -> dict:
         return out
     gs = runs[GS]
     if all(b in runs for b in BASELINES):
-        out["fd_beats_baselines"] = {
-            "met": all(gs["fd"] < runs[b]["fd"] for b in BASELINES),
-            "fd": {r: runs[r]["fd"] for r in (GS, *BASELINES)}}
-        out["nll_beats_baselines"] = {
-            "met": all(gs["nll"]["total"] < runs[b]["nll"]["total"] for b in BASELINES),
-            "nll_bits": {r: runs[r]["nll"]["total"] for r in (GS, *BASELINES)}}
+        out["fd_beats_baselines"] = target(
+            all(gs["fd"] < runs[b]["fd"] for b in BASELINES),
+            fd={r: runs[r]["fd"] for r in (GS, *BASELINES)})
+        out["nll_beats_baselines"] = target(
+            all(gs["nll"]["total"] < runs[b]["nll"]["total"] for b in BASELINES),
+            nll_bits={r: runs[r]["nll"]["total"] for r in (GS, *BASELINES)})
     if PE in runs:
         pe = runs[PE]
-        out["pe_does_worse"] = {
-            "met": pe["fd"] > gs["fd"] and pe["nll"]["total"] > gs["nll"]["total"],
-            "fd": {GS: gs["fd"], PE: pe["fd"]},
-            "nll_bits": {GS: gs["nll"]["total"], PE: pe["nll"]["total"]}}
+        out["pe_does_worse"] = target(
+            pe["fd"] > gs["fd"] and pe["nll"]["total"] > gs["nll"]["total"],
+            fd={GS: gs["fd"], PE: pe["fd"]},
+            nll_bits={GS: gs["nll"]["total"], PE: pe["nll"]["total"]})
     return out
 
 
 def _met(t) -> str:
     if t is None:
         return "not run"
-    return "**MET**" if t["met"] else "**MISSED**"
+    return f"**{verdict(t)}**"
 
 
 def markdown(results: dict) -> str:

@@ -7,7 +7,7 @@ README by tools/swe_gym_results.py).
 from __future__ import annotations
 
 from lib.common import stats
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, target, verdict
 
 
 def targets(config, round0_rate: float, rounds: list[dict], curves: dict,
@@ -27,15 +27,15 @@ def targets(config, round0_rate: float, rounds: list[dict], curves: dict,
     best_above = all(curves[k]["best_mean"] > pass1 + margin for k in ks if k > 1)
     agree = sum(r[2] == r[3] for r in rechecked)
     return {
-        "rft_gain": {"round0": round0_rate, "final": last["rate"] if last else None,
-                     "round": last["round"] if last else None, "gain": gain,
-                     "wins": test["wins"], "losses": test["losses"], "p_value": test["p"],
-                     "met": bool(gain is not None and gain > config.eval.target_gain
-                                 and test["p"] < 0.05)},
-        "best_at_k_rises_above_pass1": {"best": best, "pass1": pass1, "margin": margin,
-                                        "met": bool(best_rises and best_above)},
-        "grader_agrees_with_rerun": {"agree": agree, "checked": len(rechecked),
-                                     "met": agree == len(rechecked)},
+        "rft_gain": target(gain is not None and gain > config.eval.target_gain
+                           and test["p"] < 0.05,
+                           round0=round0_rate, final=last["rate"] if last else None,
+                           round=last["round"] if last else None, gain=gain,
+                           wins=test["wins"], losses=test["losses"], p_value=test["p"]),
+        "best_at_k_rises_above_pass1": target(best_rises and best_above, best=best,
+                                              pass1=pass1, margin=margin),
+        "grader_agrees_with_rerun": target(agree == len(rechecked), agree=agree,
+                                           checked=len(rechecked)),
     }
 
 
@@ -140,14 +140,14 @@ def _targets(results: dict) -> list[str]:
               f"(last round vs round 0, one-sided exact McNemar p < 0.05) | round 0 "
               f"{cell(g['round0'], 3, 'f')} → round {g['round']} {cell(g['final'], 3, 'f')} "
               f"({g['wins']} gained, {g['losses']} lost; p = {cell(g['p_value'], 3, 'f')}) | "
-              f"{'MET' if g['met'] else 'MISSED'} |",
+              f"{verdict(g)} |",
               f"| Best@K rises with K and stays above Pass@1 (by > 2 sd of Pass@1) | Best@K "
               f"{', '.join(cell(b, 3, 'f') for b in t['best_at_k_rises_above_pass1']['best'])}; "
               f"Pass@1 {cell(t['best_at_k_rises_above_pass1']['pass1'], 3, 'f')} | "
-              f"{'MET' if t['best_at_k_rises_above_pass1']['met'] else 'MISSED'} |",
+              f"{verdict(t['best_at_k_rises_above_pass1'])} |",
               f"| grader = direct re-run (gold and empty patch, held-out) | "
               f"{t['grader_agrees_with_rerun']['agree']}/{t['grader_agrees_with_rerun']['checked']} | "
-              f"{'MET' if t['grader_agrees_with_rerun']['met'] else 'MISSED'} |",
+              f"{verdict(t['grader_agrees_with_rerun'])} |",
               "", f"Grading: about {results['grade_cache']['rollouts']} graded rollouts in all "
               f"stages, {results['grade_cache']['entries']} distinct (instance, patch) pairs "
               "graded by pytest (the grade cache on disk; search-baseline verdicts of the "
