@@ -113,7 +113,7 @@ def epignn_table(results: dict) -> str:
             return (",".join(str(v) for v in s["best_epoch"])
                     + f" (stopped at {s['stopped_at_epoch']}/{s['max_epochs']}: {why})")
 
-        lines.append(f"| {ds} | {'MET' if t['at_or_below_epignn'] else 'MISSED'} | {margins} "
+        lines.append(f"| {ds} | {report.verdict(t['at_or_below_epignn'])} | {margins} "
                      f"| {spread} | {ep(e)}; {ep(g)} |")
     return "\n".join(lines)
 
@@ -127,7 +127,7 @@ def targets_table(results: dict) -> str:
         vs = t["vs"]
         margins = "; ".join(f"{m}: " + "/".join(report.cell(vs[m]["margins"][h], 3) for h in hs)
                             for m in (*BASELINES, *ABLATIONS) if m in vs)
-        flag = lambda x: "—" if x is None else ("MET" if x else "MISSED")  # noqa: E731
+        flag = lambda x: "—" if x is None else report.verdict(x)  # noqa: E731
         lines.append(f"| {ds} | {flag(t['beats_all_baselines'])} | {flag(t['every_ablation_costs'])} "
                      f"| {margins} |")
     real = [ds for ds in results["targets"] if ds not in ("simulated", "custom")]

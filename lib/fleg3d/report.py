@@ -6,7 +6,7 @@ and removing either module (extraction, embedding) costs last-session accuracy.
 """
 from __future__ import annotations
 
-from lib.common.report import cell, machine_text
+from lib.common.report import cell, machine_text, verdict
 
 BASELINES = ("fine-tuning", "NCM prototypes", "text zero-shot", "FILP-3D-like")
 ABLATIONS = ("w/o extraction", "w/o embedding")
@@ -52,13 +52,13 @@ def tables(results: dict) -> str:
                          f"{cell(s['drop'], 1, 'f')} |")
         t = results["targets"][pname]
         lines += ["", f"Targets ({pname}): last accuracy beats every baseline: "
-                  f"{'MET' if t['beats_baselines_last_acc'] else 'MISSED'} (best baseline "
+                  f"{verdict(t['beats_baselines_last_acc'])} (best baseline "
                   f"{t['best_baseline_last_acc'][1]} {_pct(t['best_baseline_last_acc'][0])}); "
                   f"last harmonic beats every baseline: "
-                  f"{'MET' if t['beats_baselines_last_harmonic'] else 'MISSED'} (best baseline "
+                  f"{verdict(t['beats_baselines_last_harmonic'])} (best baseline "
                   f"{t['best_baseline_last_harmonic'][1]} "
                   f"{_pct(t['best_baseline_last_harmonic'][0])}); removing a module costs "
-                  "accuracy: " + ", ".join(f"{a} {'MET' if v else 'MISSED'}"
+                  "accuracy: " + ", ".join(f"{a} {verdict(v)}"
                                            for a, v in t["ablations_cost_accuracy"].items()), ""]
     return "\n".join(lines)
 

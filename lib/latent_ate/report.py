@@ -175,7 +175,7 @@ def doubleml_table(rows) -> str:
 
 def doubleml_lines(data: dict) -> str:
     """The agreement paragraph and table from the JSON of latent_ate_vs_doubleml.py --out."""
-    status = "MET" if data["worst"] <= data["tol"] else "MISSED"
+    status = verdict(data["worst"] <= data["tol"])
     return (f"**Agreement with DoubleML** (same folds, same linear learners, float64): "
             f"largest relative difference {data['worst']:.1e} (target {data['tol']:g}: "
             f"{status})\n\n{doubleml_table(data['rows'])}")

@@ -6,7 +6,7 @@ tools/lm_results.py).
 """
 from __future__ import annotations
 
-from lib.common.report import machine_text
+from lib.common.report import machine_text, verdict
 
 
 def results_table(results: dict) -> str:
@@ -19,7 +19,7 @@ def results_table(results: dict) -> str:
             ("training wall time", f"{results['train_wall_s']:.0f} s"),
             ("final masked NLL", f"{results.get('final_loss', float('nan')):.4f}"),
             ("held-out exact match", f"{e['exact_match']:.3f} ({e['num_correct']}/{e['num_eval']})"),
-            ("target", f"≥ {e['target_exact_match']:.2f}: {'MET' if e['target_met'] else 'MISSED'}")]
+            ("target", f"≥ {e['target_exact_match']:.2f}: {verdict(e['target_met'])}")]
     return "| quantity | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
