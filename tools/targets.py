@@ -1,14 +1,13 @@
-"""Print every target of one or more runs: one line `<paper> <tag> <dotted path>: MET|MISSED`.
+"""Print every target of one or more runs: one line `<workdir> <tag> <dotted path>: MET|MISSED`.
 
     python tools/targets.py --workdir=workdirs/dsl_quick
     python tools/targets.py --workdir=workdirs/dsl_quick,workdirs/cades_quick
 
 Reads each `<workdir>/results.json` and lists the target records of its "targets" tree
 (`lib.common.report.walk_targets`: every dict with a bool "met", at any depth) in the
-order the run stored them. The tag is config.json's "tag"; the paper is the lib/<paper>
-folder the tag (else the workdir's name) starts with, "?" when none does. Targets that a
-paper stores as bare bools or under another name than "met" are not listed; a run with no
-target record says so on stderr. A missing or unreadable results.json stops the tool with
+order the run stored them. The tag is config.json's "tag" (else the workdir's name).
+Targets that a paper stores as bare bools or under another name than "met" are not listed;
+a run with no target record says so on stderr. A missing or unreadable results.json stops the tool with
 one line naming the file (exit 2) before anything is printed.
 """
 from __future__ import annotations
@@ -18,27 +17,11 @@ import sys
 
 from absl import app, flags
 
-from lib.common import paths, report
+from lib.common import report
 from lib.common import workdir as wd
 
 WORKDIRS = flags.DEFINE_list("workdir", None, "Run directories, comma-separated.",
                              required=True)
-
-
-def papers() -> list[str]:
-    """The papers: lib/<paper>/ folders with a report.py, longest name first."""
-    lib = os.path.join(paths.REPO_ROOT, "lib")
-    names = [n for n in os.listdir(lib)
-             if n != "common" and os.path.exists(os.path.join(lib, n, "report.py"))]
-    return sorted(names, key=lambda n: (-len(n), n))
-
-
-def paper_of(tag: str, workdir: str) -> str:
-    for name in (tag, os.path.basename(os.path.normpath(workdir))):
-        for paper in papers():
-            if name == paper or name.startswith(paper + "_"):
-                return paper
-    return "?"
 
 
 def read(workdir: str) -> tuple[dict, str]:
@@ -60,8 +43,7 @@ def read(workdir: str) -> tuple[dict, str]:
 
 
 def lines(workdir: str, results: dict, tag: str) -> list[str]:
-    paper = paper_of(tag, workdir)
-    return [f"{paper} {tag} {path}: {report.verdict(record)}"
+    return [f"{workdir} {tag} {path}: {report.verdict(record)}"
             for path, record in report.walk_targets(results.get("targets") or {})]
 
 

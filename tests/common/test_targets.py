@@ -77,10 +77,10 @@ def test_tool_prints_one_line_per_target_of_each_run(tmp_path):
     proc = _tool(f"--workdir={dsl},{editlord},{none}")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "dsl dsl_quick full_data: MET",
-        "dsl dsl_quick full_data.per_dataset.wine: MET",
-        "dsl dsl_quick low_data: MISSED",
-        "editlord quick rule_recovery: MISSED"]
+        f"{dsl} dsl_quick full_data: MET",
+        f"{dsl} dsl_quick full_data.per_dataset.wine: MET",
+        f"{dsl} dsl_quick low_data: MISSED",
+        f"{editlord} quick rule_recovery: MISSED"]
     assert proc.stderr.strip() == f"targets: no target records in {none}/results.json"
 
 
