@@ -68,3 +68,24 @@ def test_collection_renders_the_stored_table(tmp_path):
         "| burgers | fno | 0.1 ± 0.01 | 0.05 ± 0 | 0.01 ± 0 | 0.5 ± 0.1 | 2 | 1.00 | 10 | 5 | 1 |\n"
         "\nMeasured on M.")
     assert results_tool.write_collection(str(tmp_path / "empty"), "quick") is None
+
+
+def _cost_bench(tmp_path, *args):
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    out = str(tmp_path / "cost.json")
+    proc = subprocess.run([sys.executable, os.path.join(root, "tools", "bench", "multipdenet_cost.py"),
+                           "--variant=tiny", "--repeats=1", "--macro_steps=1", "--grid_factor=1",
+                           f"--out={out}", *args], capture_output=True, text=True, cwd=root)
+    return proc, out
+
+
+def test_cost_bench_measures_the_overridden_config_and_names_a_bad_override(tmp_path):
+    proc, out = _cost_bench(tmp_path, "--override=model.n_micro=2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.load(open(out))
+    assert result["n_micro"] == 2 and result["config"].endswith("tiny with model.n_micro=2")
+    assert all(r["ms_per_macro_step"] > 0 for r in result["rows"])
+    proc, _ = _cost_bench(tmp_path, "--override=model.n_micro")
+    assert proc.returncode != 0 and "--override item 'model.n_micro' is not key=value" in proc.stderr

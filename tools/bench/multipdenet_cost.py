@@ -53,6 +53,8 @@ from lib.pde import data_config, dataset as dataset_lib, navier_stokes
 
 flags.DEFINE_string("config", "configs/multipdenet/navier_stokes.py", "MultiPDENet config file.")
 flags.DEFINE_string("variant", "quick", "Config variant (tiny: a smoke run).")
+flags.DEFINE_list("override", [], "Config overrides key=value (e.g. model.fno_width=6,model.n_micro=3), "
+                  "applied to the variant before measuring.")
 flags.DEFINE_string("out", "workdirs/bench/multipdenet_cost.json", "Output JSON (and .md beside it).")
 flags.DEFINE_integer("batch", 10, "Trajectories per call.")
 flags.DEFINE_integer("macro_steps", 10, "Macro steps per timed call.")
@@ -119,11 +121,22 @@ def measure(cases: list[dict]) -> None:
         case["ms_runs"] = per_step
 
 
+def _override(item: str) -> tuple[str, object]:
+    """`key=value` -> (key, parsed value); ValueError naming the item without an '='."""
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--override item {item!r} is not key=value")
+    return key.strip(), config_lib.parse_value(value.strip())
+
+
 def benchmark() -> dict:
     t_start = time.perf_counter()
     load_start = os.getloadavg()
     source = f"{FLAGS.config}:{FLAGS.variant}"
-    config = config_lib.load_config(source)
+    overrides = dict(_override(item) for item in FLAGS.override)
+    config = config_lib.apply_overrides(config_lib.load_config(source), overrides)
+    if overrides:
+        source += " with " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     validate(config)
     meta = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))
     if meta["pde"] != "navier_stokes" or config.model.name != "multipdenet":
