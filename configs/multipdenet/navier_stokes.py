@@ -17,15 +17,17 @@ Variants:
           (M FNO calls per ΔT; removing it cost 5 % of HCT in the 32² ablation), so two FNO
           calls per ΔT (Corr, MaNN); M = 4 micro steps (dt₆₄, the 64² solver's stable
           step), FNO modes 12; 600 steps (a 64² step costs 4× a 32² one: 47 min on 2 cores).
+  front_64_small  front_64 at 0.46 of its wall (SPEED.md): FNO width 6, projection 16, M = 3.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
 from configs.multipdenet import _base
 from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
+from lib.common import config as config_lib
 from lib.common.config import variant_config
 
-VARIANTS = ("tiny", "quick", "paper", "front", "front_64")
+VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small")
 
 
 def get_config(arg=None):
@@ -47,4 +49,7 @@ def get_config(arg=None):
             "train.window_curriculum": (2, 4, 8), "train.batch_size": 8, "optim.lr": 2e-3,
             "model.fno_modes": 12, "model.corrector_every": "macro", "model.micro_net": "none",
             "train.checkpoint_every": 100}),
+        "front_64_small": lambda: config_lib.apply_overrides(get_config("front_64"), {
+            "tag": "navier_stokes_front_64_small", "model.fno_width": 6,
+            "model.fno_projection": 16, "model.n_micro": 3}),
     }, arg, default="quick")
