@@ -25,13 +25,12 @@ from configs.multipdenet import _base
 from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common import config as config_lib
-from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small")
 
 
 def get_config(arg=None):
-    return variant_config({
+    return config_lib.variant_config({
         "tiny": lambda: _base.tiny(data.get_config("tiny"), "navier_stokes_tiny"),
         "quick": lambda: config(_base.coarser(data.get_config("quick"), 8), {
             "tag": "navier_stokes_quick", "train.num_steps": 300, "train.window": 4,

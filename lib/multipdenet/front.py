@@ -4,9 +4,9 @@ front and where a learned point sits against it (issue 33 §1).
 A point is `{"name", "family", "grid", "cost", "hct", ...}`: `cost` in wall seconds per
 simulated time unit per trajectory, `hct` the mean over ICs of the HCT on the system's
 accuracy field (`SYSTEMS`: vorticity correlation for Navier–Stokes, Kochkov et al. 2021;
-velocity correlation for Burgers, which has no vorticity standard). The front is the upper envelope of the classical points in
-(log cost, HCT): `pareto` keeps the points no cheaper point beats, `hct_at` / `cost_at`
-interpolate it linearly in log cost (never extrapolated).
+velocity correlation for Burgers, which has no vorticity standard). The front is the upper
+envelope of the classical points in (log cost, HCT): `pareto` keeps the points no cheaper
+point beats, `hct_at` / `cost_at` interpolate it linearly in log cost (never extrapolated).
 """
 from __future__ import annotations
 
