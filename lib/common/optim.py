@@ -4,8 +4,9 @@ An `optim` block (a mapping or ConfigDict) holds
 
     name          "adam" | "adamw" | "sgd"
     lr            peak learning rate
-    schedule      "constant" | "cosine" (linear warm-up from 0 over `warmup` steps, then
-                  cosine decay to lr · end_lr_factor at num_steps; warmup 0: no warm-up)
+    schedule      "constant" | "cosine": a linear warm-up from lr · warmup_from over
+                  `warmup` steps (0: none), then lr held ("constant") or cosine-decayed
+                  to lr · end_lr_factor at num_steps ("cosine")
     warmup        warm-up steps (cut to num_steps − 1)
     warmup_from   the rate the warm-up starts from, as a fraction of lr (default 0)
     end_lr_factor final rate / lr of "cosine"
@@ -60,8 +61,6 @@ def settings(block: Mapping | Any) -> dict:
         raise ValueError(f"optim.name = {s['name']!r}; expected one of {NAMES}")
     if s["schedule"] not in SCHEDULES:
         raise ValueError(f"optim.schedule = {s['schedule']!r}; expected one of {SCHEDULES}")
-    if s["schedule"] == "constant" and s["warmup"]:
-        raise ValueError(f"optim.schedule = 'constant' takes no warm-up (warmup = {s['warmup']})")
     return s
 
 
@@ -69,9 +68,12 @@ def make_schedule(block: Mapping | Any, num_steps: int) -> optax.Schedule:
     """The learning rate as a function of the step (see the module docstring)."""
     s = settings(block)
     lr = s["lr"]
-    if s["schedule"] == "constant":
-        return optax.constant_schedule(lr)
     warmup = min(s["warmup"], max(num_steps - 1, 0))
+    if s["schedule"] == "constant":
+        if not warmup:
+            return optax.constant_schedule(lr)
+        return optax.join_schedules([optax.linear_schedule(lr * s["warmup_from"], lr, warmup),
+                                     optax.constant_schedule(lr)], [warmup])
     return optax.warmup_cosine_decay_schedule(lr * s["warmup_from"], lr, warmup, max(num_steps, 1),
                                               end_value=lr * s["end_lr_factor"])
 

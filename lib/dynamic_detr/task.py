@@ -11,7 +11,6 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import optax
 
 from lib.common import optim, train_loop
 from lib.dynamic_detr import objectives, prefetch
@@ -78,14 +77,10 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
     centre = jnp.asarray(token_layout(config.data.image_size, len(config.model.widths))[1])
     base = config.optim.finetune.warmup if init_params is not None else config.optim.warmup
     warmup = min(base, steps // 4 + 1)
-    warmup = warmup if warmup < steps else 0                 # a 1-step run: no warm-up
-    if config.optim.schedule == "cosine":
-        sched = optax.warmup_cosine_decay_schedule(0.0, lr, warmup, steps, end_value=lr * 0.05)
-    else:                                 # warm-up, then constant: a budget may stop it anywhere
-        sched = optax.join_schedules([optax.linear_schedule(0.0, lr, max(warmup, 1)),
-                                      optax.constant_schedule(lr)], [max(warmup, 1)])
-    opt = optax.chain(optax.clip_by_global_norm(config.optim.clip),
-                      optax.adamw(sched, weight_decay=config.optim.weight_decay))
+    # "constant": warm-up, then constant (a time budget may stop the stage anywhere)
+    opt = optim.make_optimizer(dict(name="adamw", lr=lr, schedule=config.optim.schedule,
+                                    warmup=warmup, end_lr_factor=0.05, clip=config.optim.clip,
+                                    weight_decay=config.optim.weight_decay), steps)
     w = {k: float(config.loss[k]) for k in ("class", "l1", "giou", "obj", "cd")}
     if teacher is None:
         w["cd"] = 0.0

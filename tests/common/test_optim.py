@@ -193,6 +193,20 @@ def test_cosine_schedule_closed_form():
     assert float(no_warm(0)) == pytest.approx(lr)
 
 
+def test_constant_schedule_warms_up_linearly_then_holds():
+    """"constant" with a warm-up (Dynamic DETR's time-budget runs): lr · (from + (1 − from)·s/w)
+    for s < w, then lr to the end; the warm-up is cut to num_steps − 1."""
+    lr, w = 2e-3, 8
+    for f in (0.0, 0.25):
+        sched = optim.make_schedule(dict(lr=lr, schedule="constant", warmup=w, warmup_from=f), 100)
+        for s in (0, 3, w - 1, w, 50, 99, 500):
+            want = lr * (f + (1 - f) * s / w) if s < w else lr
+            assert float(sched(s)) == pytest.approx(want, rel=1e-6, abs=1e-12)
+    short = optim.make_schedule(dict(lr=lr, schedule="constant", warmup=w), 4)
+    assert float(short(0)) == 0.0 and float(short(3)) == pytest.approx(lr)
+    assert float(optim.make_schedule(dict(lr=lr, schedule="constant"), 10)(0)) == lr
+
+
 def test_block_errors():
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['warmup_steps'\]"):
         optim.make_optimizer(dict(lr=1e-3, warmup_steps=3), 10)
@@ -200,8 +214,6 @@ def test_block_errors():
         optim.make_optimizer(dict(name="adam"), 10)
     with pytest.raises(ValueError, match="optim.name = 'lamb'"):
         optim.make_optimizer(dict(name="lamb", lr=1e-3), 10)
-    with pytest.raises(ValueError, match="takes no warm-up"):
-        optim.make_optimizer(dict(lr=1e-3, schedule="constant", warmup=5), 10)
     with pytest.raises(ValueError, match="'adam' has no weight decay"):
         optim.make_optimizer(dict(name="adam", lr=1e-3, weight_decay=0.1), 10)
 
