@@ -14,7 +14,7 @@ from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str)
 from lib.spurious_ridge.data import SETTINGS
-from lib.spurious_ridge.random_features import ACTIVATIONS
+from lib.spurious_ridge.random_features import RF_ACTIVATIONS
 
 PARTS = ("gaussian", "rf", "digits")
 
@@ -40,7 +40,7 @@ KEYS: dict[str, Key] = {
     **_grid("gaussian", 1e-3, 1e2),
     "rf.setting": Key("base", Choice(tuple(SETTINGS))),
     "rf.d": Key(REQUIRED, Int(lo=2)),
-    "rf.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "rf.activation": Key("tanh", Choice(tuple(RF_ACTIVATIONS))),
     "rf.widths": Key(REQUIRED, Ints(lo=1)),
     "rf.equiv_width": Key(REQUIRED, Int(lo=1)),
     "rf.width_sweep_lambda": Key(1e-5, Float(lo=0.0, lo_open=True)),
@@ -56,7 +56,7 @@ KEYS: dict[str, Key] = {
     "digits.num_permutations": Key(REQUIRED, Int(lo=1)),
     "digits.widths": Key(REQUIRED, Ints(lo=1)),
     "digits.rf_lambda": Key(1e-4, Float(lo=0.0, lo_open=True)),
-    "digits.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "digits.activation": Key("tanh", Choice(tuple(RF_ACTIVATIONS))),
     "digits.moment_draws": Key(REQUIRED, Int(lo=1)),
     **_grid("digits", 1e-2, 1e3),
     "eval.plots": Key(True, Bool()),

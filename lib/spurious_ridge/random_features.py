@@ -33,7 +33,9 @@ from scipy import special
 
 from lib.spurious_ridge.theory import effective_regularization
 
-ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+# The random features' nonlinearities φ, in numpy (the Hermite quadrature below needs erf and
+# the identity; the networks' activations are lib.nn.mlp.ACTIVATIONS).
+RF_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "erf": special.erf,
     "linear": lambda t: t,
@@ -43,9 +45,9 @@ _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)   # E[h(G)] = Σ_q w_q h(t_q)
 
 
 def activation_fn(name: str) -> Callable[[np.ndarray], np.ndarray]:
-    if name not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; allowed: {sorted(ACTIVATIONS)}")
-    return ACTIVATIONS[name]
+    if name not in RF_ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; allowed: {sorted(RF_ACTIVATIONS)}")
+    return RF_ACTIVATIONS[name]
 
 
 def hermite_coefficients(activation: str, variance: float = 1.0) -> tuple[float, float, float]:
