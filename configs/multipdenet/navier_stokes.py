@@ -18,6 +18,9 @@ Variants:
           calls per ΔT (Corr, MaNN); M = 4 micro steps (dt₆₄, the 64² solver's stable
           step), FNO modes 12; 600 steps (a 64² step costs 4× a 32² one: 47 min on 2 cores).
   front_64_small  front_64 at 0.46 of its wall (SPEED.md): FNO width 6, projection 16, M = 3.
+  front_64_dt2  front_64_small with ΔT = 2 saved frames (the truth's frame interval, 0.056):
+          half the FNO calls per time unit; M = 5 (the 64² FD4 + RK4 stable step), windows
+          1 -> 2 -> 4 (the same time spans as front_64's 2 -> 4 -> 8).
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -26,7 +29,7 @@ from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common import config as config_lib
 
-VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small")
+VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2")
 
 
 def get_config(arg=None):
@@ -51,4 +54,7 @@ def get_config(arg=None):
         "front_64_small": lambda: config_lib.apply_overrides(get_config("front_64"), {
             "tag": "navier_stokes_front_64_small", "model.fno_width": 6,
             "model.fno_projection": 16, "model.n_micro": 3}),
+        "front_64_dt2": lambda: config_lib.apply_overrides(get_config("front_64_small"), {
+            "tag": "navier_stokes_front_64_dt2", "model.frame_stride": 2, "model.n_micro": 5,
+            "train.window": 4, "train.window_curriculum": (1, 2, 4)}),
     }, arg, default="quick")

@@ -38,7 +38,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
 
     data = data_lib.load_or_generate(
         config.dataset, config.data_root,
-        mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None)
+        mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None,
+        frame_stride=config.model.frame_stride)
     metadata = data["metadata"]
     logging.info("dataset %s (%s): train %s, test %s", data["path"],
                  "cached" if data["cached"] else "generated", data["train"].shape, data["test"].shape)

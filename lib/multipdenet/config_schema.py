@@ -17,6 +17,7 @@ import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Str
+from lib.multipdenet import data as data_lib
 from lib.pde import data_config, dataset as dataset_lib
 
 MODELS = ("multipdenet", "fno", "unet", "coarse_solver")
@@ -26,6 +27,9 @@ KEYS: dict[str, Key] = {
     "data_root": Key("data/pde", Str(allow_empty=False)),
     "model.name": Key("multipdenet", Choice(MODELS)),
     "model.n_micro": Key(4, Int(lo=1, hi=64)),
+    # ΔT = frame_stride saved frames of the data (train and test read every frame_stride-th
+    # frame; `data.strided`), so a macro step, and its corrector calls, spans them all.
+    "model.frame_stride": Key(1, Int(lo=1), before=1),
     "model.integrator": Key("rk4", Choice(("rk4", "euler"))),
     "model.filter_mode": Key("symmetric", Choice(("symmetric", "free", "frozen"))),
     "model.filter_layout": Key("sum_rules", Choice(("sum_rules", "p2c2net"))),
@@ -85,11 +89,17 @@ def _check_physics(config: ml_collections.ConfigDict) -> None:
     """Cross-field checks: the dataset request, the window, grids the networks can cover."""
     spec = data_config.spec_from_config(config.dataset)  # CFL, divisibility, ...
     meta = dataset_lib.dataset_metadata(spec)
-    n_frames, coarse = meta["n_frames"], meta["coarse_grid"]
+    stride = config.model.frame_stride
+    n_frames, coarse = data_lib.strided(meta, stride)["n_frames"], meta["coarse_grid"]
+    read = f" when read every {stride} of {meta['n_frames']} (model.frame_stride)" if stride > 1 else ""
+    if n_frames < 2:
+        raise ConfigError(f"config key 'model.frame_stride' = {stride} is not allowed; the "
+                          f"trajectories have {meta['n_frames']} frames, so it must be <= "
+                          f"{meta['n_frames'] - 1}")
     if config.train.window >= n_frames:
         raise ConfigError(
             f"config key 'train.window' = {config.train.window} is not allowed; the trajectories "
-            f"have {n_frames} frames, so the window must be <= {n_frames - 1}")
+            f"have {n_frames} frames{read}, so the window must be <= {n_frames - 1}")
     curriculum = tuple(config.train.window_curriculum)
     if curriculum and (max(curriculum) != config.train.window or list(curriculum) != sorted(curriculum)):
         raise ConfigError(
@@ -98,7 +108,7 @@ def _check_physics(config: ml_collections.ConfigDict) -> None:
     if config.eval.n_steps >= n_frames:
         raise ConfigError(
             f"config key 'eval.n_steps' = {config.eval.n_steps} is not allowed; the test "
-            f"trajectories have {n_frames} frames, so at most {n_frames - 1} steps (or -1 for all)")
+            f"trajectories have {n_frames} frames{read}, so at most {n_frames - 1} steps (or -1 for all)")
     if coarse < 5:
         raise ConfigError(f"the coarse grid ({coarse} points) is smaller than the 5-point stencil filters")
     m = config.model

@@ -3,7 +3,8 @@
 The solvers and datasets of `lib/pde` store fields channels-first, `(n, T, C, *grid)`;
 the learned models work channels-last, `(n, T, *grid, C)`. This module is the one place
 that converts. Training samples are windows (notes §1.5): the first frame is the input,
-the next `window` frames are the labels.
+the next `window` frames are the labels. A model may step over several saved frames
+(`model.frame_stride`): `strided` is the dataset as that model sees it.
 """
 from __future__ import annotations
 
@@ -27,8 +28,22 @@ def channels_first(data: np.ndarray) -> np.ndarray:
     return np.moveaxis(data, -1, -1 - (data.ndim - 3))
 
 
-def load_or_generate(dataset_config, root: str, mesh=None) -> dict[str, Any]:
-    """The dataset that `dataset_config` (a `configs/pde_data` config) describes.
+def strided(metadata: dict, frame_stride: int) -> dict:
+    """`metadata` of the dataset read every `frame_stride`-th saved frame: ΔT = frame_stride ·
+    frame_dt, `n_frames` = ⌈n_frames / frame_stride⌉ (frame 0 kept), `save_every` (fine
+    steps per ΔT) scaled alike; `frame_stride` recorded. Stride 1 returns `metadata` itself."""
+    if frame_stride < 1:
+        raise ValueError(f"frame_stride = {frame_stride} must be >= 1")
+    if frame_stride == 1:
+        return metadata
+    return dict(metadata, frame_dt=metadata["frame_dt"] * frame_stride,
+                n_frames=(metadata["n_frames"] - 1) // frame_stride + 1,
+                save_every=metadata["save_every"] * frame_stride, frame_stride=frame_stride)
+
+
+def load_or_generate(dataset_config, root: str, mesh=None, frame_stride: int = 1) -> dict[str, Any]:
+    """The dataset that `dataset_config` (a `configs/pde_data` config) describes, read every
+    `frame_stride`-th frame (`strided`).
 
     Generated under `root` (a relative root is under the repository root; steps/s and ETA
     in the log) when no identical one is cached there (`lib.pde.dataset`). Returns `{"metadata", "path", "cached", "train",
@@ -42,12 +57,13 @@ def load_or_generate(dataset_config, root: str, mesh=None) -> dict[str, Any]:
     path, cached = dataset_lib.generate_dataset(
         spec, root, mesh, progress=lambda done, _: bar.update(done, force=done == total))
     loaded = dataset_lib.load_dataset(path, metadata)
+    every = slice(None, None, frame_stride)
     return {
-        "metadata": loaded["metadata"],
+        "metadata": strided(loaded["metadata"], frame_stride),
         "path": path,
         "cached": cached,
-        "train": channels_last(loaded["train"]["data"]),
-        "test": channels_last(loaded["test"]["data"]),
+        "train": channels_last(loaded["train"]["data"][:, every]),
+        "test": channels_last(loaded["test"]["data"][:, every]),
     }
 
 

@@ -59,7 +59,8 @@ def load_run(workdir: str, data_root: str | None = None) -> Run:
     if data_root:
         config = config_lib.apply_overrides(config, {"data_root": data_root})
     validate(config)
-    data = data_lib.load_or_generate(config.dataset, config.data_root)
+    data = data_lib.load_or_generate(config.dataset, config.data_root,
+                                     frame_stride=config.model.frame_stride)
     emulator = build_emulator(config, data["metadata"])
     if not emulator.trainable:
         return Run(config, data, emulator, {}, 0)
@@ -106,7 +107,8 @@ def load_exported(folder: str) -> Run:
     rollout {"u0", "frames", "truth", "step"}. CheckpointMismatch when the code's model differs."""
     config = run_config(folder)
     validate(config)
-    metadata = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))
+    metadata = data_lib.strided(dataset_lib.dataset_metadata(
+        data_config.spec_from_config(config.dataset)), config.model.frame_stride)
     emulator = build_emulator(config, metadata)
     with np.load(os.path.join(folder, REFERENCE)) as f:
         reference = {k: f[k] for k in f.files}
@@ -129,7 +131,8 @@ def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,
         config, {f"dataset.{k}": v for k, v in dataset_overrides.items()}
         | ({"data_root": data_root} if data_root else {}))
     validate(config)
-    data = data_lib.load_or_generate(config.dataset, config.data_root)
+    data = data_lib.load_or_generate(config.dataset, config.data_root,
+                                     frame_stride=config.model.frame_stride)
     emulator = build_emulator(config, data["metadata"])
     params = {}
     if emulator.trainable:  # parameter shapes do not depend on the grid or the data

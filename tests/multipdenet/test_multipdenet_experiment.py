@@ -93,12 +93,41 @@ def test_frozen_filters_without_networks_is_the_coarse_classical_solver(data_roo
     ({"dataset.data.space_factor": 3}, r"not divisible|divisible"),
     ({"model.name": "transformer"}, r"'model.name' = 'transformer' .*one of"),
     ({"dataset.params.viscosity": -0.1}, r"'dataset.params.viscosity' = -0.1"),
+    ({"model.frame_stride": 11}, r"'model.frame_stride' = 11 .* 11 frames, so it must be <= 10"),
+    ({"model.frame_stride": 3, "train.window": 4},
+     r"'train.window' = 4 .* 4 frames when read every 3 of 11 \(model.frame_stride\), so the window must be <= 3"),
 ])
 def test_bad_configs_fail_before_compute(tmp_path, data_root, override, message):
     config = _config(data_root, **override)
     with pytest.raises(ValueError, match=message):
         train.train_and_evaluate(config, str(tmp_path / "w"))
     assert not os.path.exists(tmp_path / "w")
+
+
+def test_frame_stride_reads_every_kth_frame_and_spans_them_in_one_macro_step(data_root):
+    """`model.frame_stride` = 2: the data is every other saved frame, ΔT doubles, and the
+    classical Physics Block (no networks) with 2M micro steps per ΔT is the stride-1 one
+    with M, read every other frame."""
+    none = {"model.filter_mode": "frozen", "model.corrector": "none", "model.micro_net": "none",
+            "model.macro_net": "none", "model.n_micro": 2}
+    one = _config(data_root, **none)
+    two = _config(data_root, **{**none, "model.frame_stride": 2, "model.n_micro": 4,
+                                "train.window": 2})
+    train.validate(two)
+    d1 = data_lib.load_or_generate(one.dataset, data_root)
+    d2 = data_lib.load_or_generate(two.dataset, data_root, frame_stride=2)
+    for split in ("train", "test"):
+        np.testing.assert_array_equal(d2[split], d1[split][:, ::2])
+    m1, m2 = d1["metadata"], d2["metadata"]
+    assert m2["frame_dt"] == 2 * m1["frame_dt"] and m2["save_every"] == 2 * m1["save_every"]
+    assert m2["n_frames"] == d2["test"].shape[1] == (m1["n_frames"] + 1) // 2
+    assert data_lib.strided(m1, 1) is m1
+    u0 = jnp.asarray(d1["test"][:, 0])
+    a = train.build_emulator(two, m2)
+    b = train.build_emulator(one, m1)
+    ra, rb = a.rollout(a.init(jax.random.key(0), u0), u0, 3), b.rollout(b.init(jax.random.key(0), u0), u0, 6)
+    np.testing.assert_allclose(ra, rb[1::2], atol=2e-5)
+    assert float(jnp.max(jnp.abs(ra[0] - rb[0]))) > 1e-3   # one ΔT of stride 2 is not one of stride 1
 
 
 def test_window_batches_are_pure_functions_of_the_step():

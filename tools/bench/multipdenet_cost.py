@@ -45,7 +45,7 @@ from absl import app, flags
 from lib.common import config as config_lib
 from lib.common import report
 from lib.common import workdir as wd
-from lib.multipdenet import emulators, front
+from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet import training
 from lib.multipdenet.config_schema import validate
@@ -138,7 +138,8 @@ def benchmark() -> dict:
     if overrides:
         source += " with " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     validate(config)
-    meta = dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset))
+    meta = data_lib.strided(dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset)),
+                            config.model.frame_stride)
     if meta["pde"] != "navier_stokes" or config.model.name != "multipdenet":
         raise ValueError(f"{source}: the benchmark needs a MultiPDENet config on navier_stokes, "
                          f"got model {config.model.name!r} on {meta['pde']!r}")
