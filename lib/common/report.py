@@ -10,6 +10,9 @@ and the one target record.
 verdict). A paper's `targets(results)` nests records in dicts (and lists); `walk_targets`
 lists every record of such a tree with its dotted path, and `verdict` is the word a
 renderer prints for one ("MET" / "MISSED"); tools/targets.py prints them for any run.
+Runs stored before a paper had records hold bare bools in their place: `met_of` reads one
+verdict of either form and `met_tree` turns a tree of records into that bare-bool form,
+so renderers give the same text from old and new results.json files.
 
 `splice` replaces the text between `<!-- results:TAG:begin -->` and
 `<!-- results:TAG:end -->` in a markdown file, so a README's measured table is rewritten by
@@ -158,10 +161,31 @@ def walk_targets(tree, prefix: str = "") -> list[tuple[str, dict]]:
     return out
 
 
+def met_of(record_or_bool):
+    """The verdict of one target in either stored form: a record's "met", or a bare bool as
+    results.json held it before target records (numpy bools as bool); None (a target that
+    was not evaluated) stays None."""
+    if isinstance(record_or_bool, dict):
+        return record_or_bool["met"]
+    return None if record_or_bool is None else bool(record_or_bool)
+
+
+def met_tree(tree):
+    """`tree` with every target record replaced by its "met" bool, all else as it is: the
+    bare-bool form of a targets tree, so a renderer that prints a tree (as JSON, or counts
+    its bools) gives the same text from results stored before and after target records."""
+    if is_target(tree):
+        return tree["met"]
+    if isinstance(tree, dict):
+        return {k: met_tree(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(met_tree(v) for v in tree)
+    return tree
+
+
 def verdict(record_or_bool) -> str:
     """The word for a verdict: "MET" or "MISSED", of a record's "met" or of a bool."""
-    met = record_or_bool["met"] if isinstance(record_or_bool, dict) else record_or_bool
-    return "MET" if met else "MISSED"
+    return "MET" if met_of(record_or_bool) else "MISSED"
 
 
 def cell(x, digits: int = 3, style: str = "g") -> str:

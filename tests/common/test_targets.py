@@ -1,4 +1,5 @@
-"""lib/common/report.py's target record (target, walk_targets, verdict) and tools/targets.py."""
+"""lib/common/report.py's target record (target, walk_targets, verdict, met_of, met_tree) and
+tools/targets.py."""
 import json
 import os
 import subprocess
@@ -50,6 +51,27 @@ def test_verdict_of_a_record_or_a_bool():
     assert report.verdict(report.target(True)) == "MET"
     assert report.verdict({"met": False, "x": 1}) == "MISSED"
     assert report.verdict(True) == "MET" and report.verdict(np.bool_(False)) == "MISSED"
+
+
+def test_met_of_reads_a_record_or_a_bare_bool_as_old_results_store_it():
+    assert report.met_of(report.target(True, x=1.0)) is True
+    assert report.met_of({"x": 1.0, "met": False}) is False
+    assert report.met_of(True) is True and report.met_of(np.bool_(False)) is False
+    assert report.met_of(None) is None                        # not evaluated: no verdict
+
+
+def test_met_tree_is_the_bare_bool_form_of_a_tree_of_records():
+    """Records become their bool wherever they sit; numbers, None, bare bools, non-record
+    dicts (no bool "met") keep their value and order: the old stored form exactly."""
+    new = {"b": {"x": report.target(False, r=0.5), "n": 3},
+           "list": [report.target(True), None, 2.0],
+           "old": True, "none_met": {"met": None}, "all_met": False,
+           "a": report.target(True, per={"y": report.target(False)})}
+    old = {"b": {"x": False, "n": 3}, "list": [True, None, 2.0], "old": True,
+           "none_met": {"met": None}, "all_met": False, "a": True}
+    assert report.met_tree(new) == old
+    assert json.dumps(report.met_tree(new)) == json.dumps(old)     # same keys in the same order
+    assert report.met_tree(old) == old and report.met_tree(report.target(False)) is False
 
 
 def _tool(*args):
