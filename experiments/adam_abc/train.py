@@ -110,11 +110,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
             start = time.perf_counter()
             results[part] = runner(config, mesh)
             results[part]["wall_s"] = time.perf_counter() - start
-    results["targets"] = {}
-    if "rate" in results:
-        results["targets"]["rate"] = report.rate_targets(results["rate"])
-    if "asymptotic" in results:
-        results["targets"]["asymptotic"] = report.asymptotic_targets(results["asymptotic"])
+    results["targets"] = report.targets(results)      # target records of the parts that ran
     results["wall_s"] = time.perf_counter() - t0
     results["machine"] = common_report.machine()
     if primary:

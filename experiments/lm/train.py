@@ -26,7 +26,7 @@ from lib.common import plotting, train_loop
 from lib.common import report as common_report
 from lib.common import workdir as wd
 from lib.lm import chat, config_schema, sampling, sft, tasks
-from lib.lm.report import results_table
+from lib.lm.report import results_table, targets
 from lib.lm.model import num_params
 from lib.lm.tokenizer import Tokenizer, train_bpe
 
@@ -114,6 +114,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
                "model": dataclasses.asdict(cfg),
                "train_tokens_per_example": int(data["tokens"].shape[1])}
     results["eval"] = evaluate(config, cfg, params, tok)
+    results["targets"] = targets(results)
     logged = metrics_lib.read_metrics(workdir)
     if logged:
         results["final_loss"] = logged[-1].get("loss")

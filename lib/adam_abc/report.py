@@ -11,47 +11,72 @@ from __future__ import annotations
 import math
 
 from lib.adam_abc.settings import CONTROLS
+from lib.common.report import met_tree, target
 
 
 def _kind(run: str) -> str:
     return "control" if run.split("/")[1] in CONTROLS else "theory"
 
 
-def rate_targets(rate: dict) -> dict:
+def rate_records(rate: dict) -> dict:
+    """The rate targets of the module docstring as target records, with the slopes behind
+    each: per theory run and statistic (avg, min) the slope within ±tol of the theory's;
+    per setting Adam's slope within ±tol of SGD's and of Adam with the other ε; per control
+    the avg slope above theory + tol (the failure shown)."""
     theory, tol = rate["theory_slope"], rate["tolerance"]
     runs = rate["runs"]
     out = {"slope_within_tolerance": {}, "adam_matches_sgd": {}, "eps_does_not_matter": {},
            "control_shows_failure": {}}
     for name, s in runs.items():
         if _kind(name) == "control":
-            out["control_shows_failure"][name] = bool(s["slope_avg"] > theory + tol)
+            out["control_shows_failure"][name] = target(
+                s["slope_avg"] > theory + tol, slope_avg=s["slope_avg"], theory=theory,
+                tolerance=tol)
             continue
         out["slope_within_tolerance"][name] = {
-            stat: bool(abs(s[f"slope_{stat}"] - theory) <= tol) for stat in ("avg", "min")}
+            stat: target(abs(s[f"slope_{stat}"] - theory) <= tol, slope=s[f"slope_{stat}"],
+                         theory=theory, tolerance=tol) for stat in ("avg", "min")}
     for name, s in runs.items():
         setting, method = name.split("/")
-        other = runs.get(f"{setting}/sgd")
-        if method == "adam" and other is not None:
-            out["adam_matches_sgd"][setting] = {
-                stat: bool(abs(s[f"slope_{stat}"] - other[f"slope_{stat}"]) <= tol)
-                for stat in ("avg", "min")}
-        base = runs.get(f"{setting}/adam")
-        if method == "adam_eps" and base is not None:
-            out["eps_does_not_matter"][setting] = {
-                stat: bool(abs(s[f"slope_{stat}"] - base[f"slope_{stat}"]) <= tol)
-                for stat in ("avg", "min")}
+        ref = {"adam": "sgd", "adam_eps": "adam"}.get(method)   # Adam vs SGD; ε vs Adam
+        other = runs.get(f"{setting}/{ref}")
+        if ref is not None and other is not None:
+            key = "adam_matches_sgd" if ref == "sgd" else "eps_does_not_matter"
+            out[key][setting] = {
+                stat: target(abs(s[f"slope_{stat}"] - other[f"slope_{stat}"]) <= tol,
+                             **{method: s[f"slope_{stat}"], ref: other[f"slope_{stat}"]},
+                             tolerance=tol) for stat in ("avg", "min")}
     return out
 
 
-def asymptotic_targets(asym: dict) -> dict:
+def asymptotic_records(asym: dict) -> dict:
+    """The last-iterate targets as target records: a theory run's late slope at most
+    −min_decay (it converges); a control's above it (the failure shown)."""
     out = {"theory_runs_converge": {}, "control_shows_failure": {}}
     for name, s in asym["runs"].items():
         decays = bool(s["late_slope"] <= -asym["min_decay"])
-        if _kind(name) == "control":
-            out["control_shows_failure"][name] = not decays
-        else:
-            out["theory_runs_converge"][name] = decays
+        control = _kind(name) == "control"
+        out["control_shows_failure" if control else "theory_runs_converge"][name] = target(
+            not decays if control else decays, late_slope=s["late_slope"],
+            min_decay=asym["min_decay"])
     return out
+
+
+def targets(results: dict) -> dict:
+    """The targets tree of results.json: `rate_records` and `asymptotic_records` of the
+    parts that ran."""
+    parts = {"rate": rate_records, "asymptotic": asymptotic_records}
+    return {part: records(results[part]) for part, records in parts.items() if part in results}
+
+
+def rate_targets(rate: dict) -> dict:
+    """`rate_records` as bare bools (the tables' verdicts)."""
+    return met_tree(rate_records(rate))
+
+
+def asymptotic_targets(asym: dict) -> dict:
+    """`asymptotic_records` as bare bools (the tables' verdicts)."""
+    return met_tree(asymptotic_records(asym))
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -155,7 +180,7 @@ def tables(results: dict) -> str:
 def verdicts(results: dict) -> list[str]:
     """One line per target group: how many checks were met."""
     lines = []
-    for part, groups in results.get("targets", {}).items():
+    for part, groups in met_tree(results.get("targets", {})).items():   # records or old bools
         for group, checks in groups.items():
             flags_ = [v for c in checks.values() for v in (c.values() if isinstance(c, dict) else [c])]
             lines.append(f"{part}.{group}: {sum(flags_)}/{len(flags_)} met")

@@ -1,12 +1,24 @@
 """The lm addition experiment's results table (experiments/lm; spliced into its README by
 tools/lm_results.py).
 
+    targets(results)         # results.json "targets": the held-out exact-match target record
     results_table(results)   # results.md: the quantity / value table with the target
     render(results, config)  # the README block: the table, config, machine, wrong answers
+
+The eval results keep their `target_met` bool (the table's verdict, also in runs stored
+before the "targets" record), so the table reads the same from either.
 """
 from __future__ import annotations
 
-from lib.common.report import machine_text, verdict
+from lib.common.report import machine_text, target, verdict
+
+
+def targets(results: dict) -> dict:
+    """The target record: held-out exact match at least eval's target (its verdict is the
+    eval's `target_met`), with both numbers."""
+    e = results["eval"]
+    return {"held_out_exact_match": target(e["target_met"], exact_match=e["exact_match"],
+                                           threshold=e["target_exact_match"])}
 
 
 def results_table(results: dict) -> str:
