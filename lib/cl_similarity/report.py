@@ -87,26 +87,40 @@ def tables(results: dict) -> str:
 
 
 def targets(results: dict, config) -> dict:
-    """The issue's targets, met or missed, from the parts that ran."""
+    """The issue's targets, met or missed, from the parts that ran: target records with the
+    numbers behind each (per-batch lists in the order of the runs)."""
     out = {}
     if "theory" in results:
         th = results["theory"]
         tol = config.theory.tolerance
-        out["free_embeddings_match_closed_form"] = bool(
-            th["max_err_full_batch"] <= tol and th["max_err_siglip_sweep"] <= tol)
-        out["thm52_holds_on_trajectories"] = bool(th["thm52_max_violation"] <= 1e-6)
-        out["minibatch_variance_in_thm55_bounds"] = all(th["minibatch"]["in_bounds"])
-        out["minibatch_vrns_lowers_variance"] = all(
-            a < b for a, b in zip(th["minibatch"]["var_vrns"], th["minibatch"]["var"]))
+        mb = th["minibatch"]
+        out["free_embeddings_match_closed_form"] = report.target(
+            th["max_err_full_batch"] <= tol and th["max_err_siglip_sweep"] <= tol,
+            max_err_full_batch=th["max_err_full_batch"],
+            max_err_siglip_sweep=th["max_err_siglip_sweep"], tolerance=tol)
+        out["thm52_holds_on_trajectories"] = report.target(
+            th["thm52_max_violation"] <= 1e-6, max_violation=th["thm52_max_violation"],
+            tolerance=1e-6)
+        out["minibatch_variance_in_thm55_bounds"] = report.target(
+            all(mb["in_bounds"]), batch_sizes=list(mb["batch_sizes"]),
+            in_bounds=list(mb["in_bounds"]))
+        out["minibatch_vrns_lowers_variance"] = report.target(
+            all(a < b for a, b in zip(mb["var_vrns"], mb["var"])),
+            batch_sizes=list(mb["batch_sizes"]), var=list(mb["var"]), var_vrns=list(mb["var_vrns"]))
     if "ssl" in results:
         for name, block in results["ssl"].items():
             base = {r["batch_size"]: r for r in block["runs"] if not r["aux"]}
             aux = {r["batch_size"]: r for r in block["runs"] if r["aux"]}
-            out[f"{name}_variance_drops_every_batch"] = all(
-                aux[b]["neg_var"] < base[b]["neg_var"] for b in base)
+            out[f"{name}_variance_drops_every_batch"] = report.target(
+                all(aux[b]["neg_var"] < base[b]["neg_var"] for b in base),
+                batch_sizes=list(base), neg_var=[base[b]["neg_var"] for b in base],
+                neg_var_vrns=[aux[b]["neg_var"] for b in base])
             small = [b for b in base if b <= 64]
-            out[f"{name}_probe_improves_batch_le_64"] = bool(small) and all(
-                aux[b]["probe_test_acc"] > base[b]["probe_test_acc"] for b in small)
+            out[f"{name}_probe_improves_batch_le_64"] = report.target(
+                bool(small) and all(aux[b]["probe_test_acc"] > base[b]["probe_test_acc"]
+                                    for b in small),
+                batch_sizes=small, probe_acc=[base[b]["probe_test_acc"] for b in small],
+                probe_acc_vrns=[aux[b]["probe_test_acc"] for b in small])
     return out
 
 

@@ -1,6 +1,9 @@
 """The cl_similarity targets and README block from a small results fixture (re-rendered
-byte-identical from a stored results.json)."""
+byte-identical from a stored results.json, whose targets are old bare bools or records)."""
+from ml_collections import ConfigDict
+
 from lib.cl_similarity.report import render, targets
+from lib.common.report import met_tree, verdict, walk_targets
 
 run = dict(steps=10, neg_var=0.05, neg_mean=-0.01, pos_mean=0.9, probe_test_acc=0.8, train_s=4.0)
 RESULTS = {"machine": "x86_64, 2 CPU cores", "wall_s": 30.4,
@@ -42,4 +45,31 @@ def test_targets_from_the_ssl_part_alone():
     """VRNS halves Var[s_neg] (met) but lowers the probe accuracy at B = 16 (missed); no
     theory keys without the theory part (the config is then not read)."""
     ssl_only = {"ssl": RESULTS["ssl"]}
-    assert targets(ssl_only, None) == RESULTS["targets"]
+    assert met_tree(targets(ssl_only, None)) == RESULTS["targets"]    # records' verdicts
+
+
+THEORY = {"max_err_full_batch": 1e-5, "max_err_siglip_sweep": 2e-3, "thm52_max_violation": -0.1,
+          "minibatch": {"batch_sizes": [4, 8], "in_bounds": [True, True], "var": [0.02, 0.01],
+                        "var_vrns": [0.01, 0.012]}}
+
+
+def test_targets_are_records_with_the_numbers_behind_them():
+    """Theory part: SigLIP error above the tolerance (missed), Thm 5.2 and 5.5 bounds hold
+    (met), VRNS lowers Var at m = 4 only (missed); SSL part as in the fixture."""
+    t = targets({"theory": THEORY, "ssl": RESULTS["ssl"]},
+                ConfigDict({"theory": {"tolerance": 1e-3}}))
+    assert [(p, verdict(r)) for p, r in walk_targets(t)] == [
+        ("free_embeddings_match_closed_form", "MISSED"),
+        ("thm52_holds_on_trajectories", "MET"),
+        ("minibatch_variance_in_thm55_bounds", "MET"),
+        ("minibatch_vrns_lowers_variance", "MISSED"),
+        ("digits_variance_drops_every_batch", "MET"),
+        ("digits_probe_improves_batch_le_64", "MISSED")]
+    assert t["digits_probe_improves_batch_le_64"] == {
+        "batch_sizes": [16], "probe_acc": [0.8], "probe_acc_vrns": [0.75], "met": False}
+    assert t["free_embeddings_match_closed_form"]["max_err_siglip_sweep"] == 2e-3
+
+
+def test_render_is_the_same_from_records_and_from_old_bare_bools():
+    new = dict(RESULTS, targets=targets({"ssl": RESULTS["ssl"]}, None))
+    assert render(new, CONFIG) == render(RESULTS, CONFIG) == EXPECTED

@@ -8,6 +8,7 @@ import pytest
 from experiments.risk_irl import train
 from lib.common import config as config_lib
 from lib.common.config import ConfigError
+from lib.common.report import met_tree
 from lib.risk_irl import report
 from tests import experiment_runs
 
@@ -92,5 +93,5 @@ def test_render_is_the_tables_the_targets_and_the_run_line(tiny_run):
     results, config = (json.load(open(os.path.join(workdir, f))) for f in ("results.json", "config.json"))
     text = report.render(results, config)
     assert text.startswith(open(os.path.join(workdir, "results.md")).read().rstrip("\n")
-                           + f"\n\nTargets: `{json.dumps(results['targets'])}`\n\n")
+                           + f"\n\nTargets: `{json.dumps(met_tree(results['targets']))}`\n\n")
     assert f"Config `{config['tag']}`; measured on {results['machine']}; parts took " in text

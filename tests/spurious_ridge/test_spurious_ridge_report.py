@@ -1,5 +1,6 @@
 """The spurious-ridge targets and README block from a small results fixture (re-rendered
-byte-identical from a stored results.json)."""
+byte-identical from a stored results.json, whose targets are old bare bools or records)."""
+from lib.common.report import met_tree, verdict, walk_targets
 from lib.spurious_ridge.report import render, targets
 
 DIGITS = {"colour": "background", "rho": 0.9, "n_train": 100, "num_seeds": 4,
@@ -44,6 +45,39 @@ def test_render_of_a_fixture_is_the_expected_markdown():
 
 def test_digits_target_is_the_held_out_trade_off():
     """Ĉ falls at λ_L* here, so the trade-off is not visible (the target is missed)."""
-    assert targets({"digits": DIGITS}) == {"tradeoff_visible_digits": False}
+    assert met_tree(targets({"digits": DIGITS})) == {"tradeoff_visible_digits": False}
     rising = dict(DIGITS, tradeoff_sim=dict(DIGITS["tradeoff_sim"], spurious_increasing_at_opt=True))
-    assert targets({"digits": rising}) == {"tradeoff_visible_digits": True}
+    assert met_tree(targets({"digits": rising})) == {"tradeoff_visible_digits": True}
+
+
+def _setting(met, increasing):
+    trade = {"lambda_loss_opt": 0.1, "lambda_spurious_peak": 1.0,
+             "spurious_increasing_at_opt": increasing}
+    return {"target_met": met, "target_applies": met, "max_rel_err_C_cond": 0.01,
+            "max_rel_err_L_cond": 0.02 if met else 0.2, "tradeoff_theory": trade,
+            "tradeoff_sim": dict(trade, spurious_increasing_at_opt=False)}
+
+
+GAUSSIAN = {"settings": {"iso": _setting(True, True), "aniso": _setting(False, False)}}
+
+
+def test_targets_are_records_with_the_numbers_behind_them():
+    """Per setting: DE within tolerance (met for iso, missed for aniso) with both errors and
+    whether the target applies; the trade-off per curve with λ_L* and the λ of max C."""
+    t = targets({"gaussian": GAUSSIAN, "digits": DIGITS})
+    assert [(p, verdict(r)) for p, r in walk_targets(t)] == [
+        ("de_within_tolerance.iso", "MET"), ("de_within_tolerance.aniso", "MISSED"),
+        ("tradeoff_visible_theory.iso", "MET"), ("tradeoff_visible_theory.aniso", "MISSED"),
+        ("tradeoff_visible_sim.iso", "MISSED"), ("tradeoff_visible_sim.aniso", "MISSED"),
+        ("tradeoff_visible_digits", "MISSED")]
+    assert t["de_within_tolerance"]["aniso"] == {"max_rel_err_C_cond": 0.01,
+                                                 "max_rel_err_L_cond": 0.2, "applies": False,
+                                                 "met": False}
+    assert t["de_target_applies"] == {"iso": True, "aniso": False}        # kept as it was
+    assert t["tradeoff_visible_digits"] == {"lambda_loss_opt": 1.0, "lambda_spurious_peak": 0.01,
+                                            "met": False}
+
+
+def test_render_is_the_same_from_records_and_from_old_bare_bools():
+    new = dict(RESULTS, targets=targets({"digits": DIGITS}))
+    assert render(new, {"tag": "tiny"}) == render(RESULTS, {"tag": "tiny"}) == EXPECTED
