@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from lib.common.report import met_of
 from tools import earth_merge
 
 
@@ -28,7 +29,7 @@ def test_merge_unions_models_and_recomputes_targets(tmp_path):
     assert set(out["results"]["japan"]) == {"earth", "epignn", "persistence"}
     assert out["wall_s"] == 20.0 and cfg["models"] == ["earth", "epignn", "persistence"]
     t = out["targets"]["japan"]
-    assert t["at_or_below_epignn"] is False and t["vs"]["epignn"]["margins"]["5"] == -10.0
+    assert met_of(t["at_or_below_epignn"]) is False and t["vs"]["epignn"]["margins"]["5"] == -10.0
     assert t["vs"]["persistence"]["margins"]["5"] == 20.0
     assert earth_merge.merge([a, b], sequential=True)[0]["wall_s"] == 30.0
 

@@ -1,5 +1,6 @@
 """The 3D-FLEG targets and README block from a small results fixture (re-rendered
-byte-identical from a stored results.json)."""
+byte-identical from a stored results.json, whose targets are old bare bools or records)."""
+from lib.common.report import met_tree, verdict, walk_targets
 from lib.fleg3d.report import render, targets
 
 def _method(acc, last_h):
@@ -41,5 +42,28 @@ def test_render_of_a_fixture_is_the_expected_markdown():
     results = dict(RESULTS, targets=targets(RESULTS))
     t = results["targets"]["same_domain"]
     assert t["best_baseline_last_acc"] == [0.65, "FILP-3D-like"]
-    assert t["ablations_cost_accuracy"] == {"w/o embedding": False}
+    assert met_tree(t["ablations_cost_accuracy"]) == {"w/o embedding": False}
     assert render(results, CONFIG) == EXPECTED
+
+
+def test_targets_are_records_with_the_numbers_behind_them():
+    """Beats the best baseline (FILP-3D-like) in both (met); w/o embedding is ahead of the
+    full method (missed), w/o extraction behind it (met)."""
+    by = dict(BY, **{"w/o extraction": _method([0.95, 0.7], 0.6)})
+    t = targets(dict(RESULTS, protocols={"same_domain": by}))
+    assert [(p, verdict(r)) for p, r in walk_targets(t)] == [
+        ("same_domain.beats_baselines_last_acc", "MET"),
+        ("same_domain.beats_baselines_last_harmonic", "MET"),
+        ("same_domain.ablations_cost_accuracy.w/o extraction", "MET"),
+        ("same_domain.ablations_cost_accuracy.w/o embedding", "MISSED")]
+    s = t["same_domain"]
+    assert s["beats_baselines_last_harmonic"] == {"ours": 0.7, "best": 0.55, "met": True}
+    assert s["ablations_cost_accuracy"]["w/o embedding"] == {"ours": 0.8, "ablation": 0.82,
+                                                              "met": False}
+
+
+def test_render_is_the_same_from_records_and_from_old_bare_bools():
+    new = dict(RESULTS, targets=targets(RESULTS))
+    old = dict(RESULTS, targets=met_tree(new["targets"]))     # the form stored before records
+    assert old["targets"]["same_domain"]["beats_baselines_last_acc"] is True
+    assert render(old, CONFIG) == render(new, CONFIG) == EXPECTED
