@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lib.common import report
 from lib.multipdenet import metrics
 from lib.pde import burgers, navier_stokes
 
@@ -192,6 +193,22 @@ def headline(point: dict, front: list[dict], dns_cost: float | None) -> dict:
             "wall_ratio_at_equal_hct": None if at_hct is None else at_hct / point["cost"],
             "front_cost_at_equal_hct": at_hct,
             "speedup_vs_fine_dns": None if dns_cost is None else dns_cost / point["cost"]}
+
+
+MOONSHOT, FLOOR = 1.5, 1.0   # issue 33: HCT / the front's at equal wall time
+
+
+def targets(points: list[dict]) -> dict:
+    """Issue 33's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
+    point's HCT ≥ 1.5× the front's at equal wall time, and "floor", some point on or above
+    the front (≥ 1×); each record names the best point and its ratio (None: no point lies
+    within the front's cost range)."""
+    ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"]) for p in points
+              if p.get("headline", {}).get("hct_over_front_at_equal_wall") is not None]
+    best, name = max(ratios) if ratios else (None, None)
+    return {key: report.target(best is not None and best >= bound, bound=bound,
+                               best_hct_over_front=best, best_point=name)
+            for key, bound in (("moonshot", MOONSHOT), ("floor", FLOOR))}
 
 
 def interleaved_rounds(cases: list[dict], repeats: int) -> None:

@@ -106,6 +106,14 @@ def test_tool_prints_one_line_per_target_of_each_run(tmp_path):
     assert proc.stderr.strip() == f"targets: no target records in {none}/results.json"
 
 
+def test_tool_reads_a_results_file_given_itself_tagged_by_its_name(tmp_path):
+    path = tmp_path / "front.json"
+    path.write_text(json.dumps({"targets": {"floor": {"best": 0.9, "met": False}}}))
+    proc = _tool(f"--workdir={path}")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"{path} front floor: MISSED"]
+
+
 def test_tool_names_a_missing_or_unreadable_results_file_before_any_output(tmp_path):
     good = _run(tmp_path / "good", {"targets": {"t": {"met": True}}}, "dsl_quick")
     bad = tmp_path / "bad"

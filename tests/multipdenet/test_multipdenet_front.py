@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lib.common import report
 from lib.multipdenet import attractor, front, metrics
 from lib.pde import navier_stokes
 
@@ -40,6 +41,18 @@ def test_interpolation_on_a_known_monotone_front():
     assert h["hct_over_front_at_equal_wall"] == pytest.approx(1.5)
     assert h["wall_ratio_at_equal_hct"] == pytest.approx(10 ** 1.75 / 10.0)
     assert h["speedup_vs_fine_dns"] == pytest.approx(100.0)
+
+
+def test_targets_read_the_best_learned_point_against_the_bounds():
+    def pt(name, ratio):
+        return {"name": name, "family": "learned", "headline": {"hct_over_front_at_equal_wall": ratio}}
+    t = front.targets([pt("a", 0.8), pt("b", 1.2), pt("c", None), {"name": "spectral 64²"}])
+    assert t["floor"]["met"] and not t["moonshot"]["met"]
+    assert t["floor"]["best_point"] == "b" and t["floor"]["best_hct_over_front"] == 1.2
+    assert [r["bound"] for _, r in report.walk_targets(t)] == [1.5, 1.0]
+    assert front.targets([pt("a", 1.5)])["moonshot"]["met"]           # the bound itself meets it
+    none = front.targets([pt("c", None)])                              # no point in the front's range
+    assert not none["floor"]["met"] and none["floor"]["best_point"] is None
 
 
 def test_resample_is_exact_on_band_limited_fields_and_refuses_upsampling():

@@ -164,7 +164,11 @@ def table(result: dict) -> str:
             f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
             + "".join(f" | {fmt(h)}" for _, fmt in extra)
             + f" | {cell(h.get('speedup_vs_fine_dns'), '{:.2f}')} |")
-    return "\n".join(lines) + f"\n\n{result['note']}"
+    verdicts = "".join(
+        f"\n\nTarget {name} (HCT ≥ {t['bound']:g}× the front's at equal wall time): "
+        f"**{report.verdict(t)}**, best {cell(t['best_hct_over_front'], '{:.2f}')} ({t['best_point']})."
+        for name, t in result.get("targets", {}).items())
+    return "\n".join(lines) + f"\n\n{result['note']}" + verdicts
 
 
 def figure(result: dict, path: str) -> str:
@@ -273,6 +277,7 @@ def main(_):
         "variant": FLAGS.variant, "dataset": data["path"], "n_ics": n_ics, "frame_dt": meta["frame_dt"],
         "horizon": (test.shape[1] - 1) * meta["frame_dt"], "threshold": THRESHOLD, "points": points,
         "front": [{"name": p["name"], "cost": p["cost"], "hct": p["hct"]} for p in front_pts],
+        **({"targets": front.targets(points)} if spec["accuracy"] == "vorticity" else {}),
         **({} if rmse_pts is None else {"front_rmse": [
             {"name": p["name"], "cost": p["cost"], "rmse": p["rmse"]} for p in rmse_pts]}),
         "title": f"{spec['title']}, {n_ics} ICs, truth {meta['fine_grid']}²",
