@@ -83,15 +83,20 @@ def fd4_rk4(meta: dict, n: int) -> tuple:
 
 
 def learned(workdir: str, meta: dict, data_root: str) -> tuple:
+    """(fn, params, grid, run, every): `fn(params, u0, k)` covers k truth frames, compared at
+    every `every`-th of them (a model whose ΔT is `every` truth frames steps k // every
+    times; one whose ΔT divides the truth's frame steps k · s times, every s-th kept)."""
     run = load_run(workdir, data_root)
-    stride = meta["frame_dt"] / run.data["metadata"]["frame_dt"]
-    if abs(stride - round(stride)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
+    dt = run.data["metadata"]["frame_dt"]
+    ratio = meta["frame_dt"] / dt if dt <= meta["frame_dt"] else dt / meta["frame_dt"]
+    if abs(ratio - round(ratio)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
         raise ValueError(f"{workdir}: a {run.data['metadata']['pde']} model with ΔT = "
-                         f"{run.data['metadata']['frame_dt']:.4g} cannot be compared at the "
-                         f"truth's frame interval {meta['frame_dt']:.4g}")
-    s = int(round(stride))
+                         f"{dt:.4g} cannot be compared at the truth's frame interval {meta['frame_dt']:.4g}")
+    s, grid = int(round(ratio)), run.data["metadata"]["coarse_grid"]
+    if dt > meta["frame_dt"]:
+        return (lambda p, u0, k: run.emulator.rollout(p, u0, k // s)), run.params, grid, run, s
     fn = lambda p, u0, k: run.emulator.rollout(p, u0, k * s)[s - 1::s]  # noqa: E731
-    return fn, run.params, run.data["metadata"]["coarse_grid"], run
+    return fn, run.params, grid, run, 1
 
 
 def fine_dns(meta: dict, n_ics: int) -> tuple:
@@ -100,11 +105,14 @@ def fine_dns(meta: dict, n_ics: int) -> tuple:
     return solver.rollout, {}, front.random_fields(meta, n_ics, meta["fine_grid"], jax.random.key(0))
 
 
-def accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str) -> dict:
-    """HCTs per IC of `fn`'s rollout over the truth's horizon; `truth`: `(n_ics, T, n, n, 2)`."""
-    n_frames = truth.shape[1]
+def accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str,
+             every: int = 1) -> dict:
+    """HCTs per IC of `fn`'s rollout over the truth's horizon; `truth`: `(n_ics, T, n, n, 2)`,
+    compared at every `every`-th frame (`learned`)."""
+    n_frames = truth.shape[1] // every * every
     pred = np.swapaxes(np.asarray(jax.jit(fn, static_argnums=2)(params, jnp.asarray(u0), n_frames)), 0, 1)
-    return front.accuracy(pred, truth, meta, field, THRESHOLD) | {
+    coarse = dict(meta, frame_dt=meta["frame_dt"] * every)
+    return front.accuracy(pred, truth[:, every - 1:n_frames:every], coarse, field, THRESHOLD) | {
         "nonfinite_ics": int((~np.isfinite(pred.reshape(len(pred), -1))).any(1).sum()),
         "horizon": n_frames * meta["frame_dt"]}
 
@@ -247,14 +255,17 @@ def main(_):
         makers += [(f"{solver_label} {n}²", solver, n, *dataset_solver(meta, n)),
                    (f"{pb_label} {n}²", pb, n, *fd4_rk4(meta, n))]
     for w in FLAGS.workdir:
-        fn, params, n, run = learned(w, meta, FLAGS.data_root)
+        fn, params, n, run, every = learned(w, meta, FLAGS.data_root)
+        if FLAGS.timing_frames % every:
+            sys.exit(f"{w}: its ΔT is {every} truth frames; --timing_frames={FLAGS.timing_frames} "
+                     f"must be a multiple of {every}")
         makers.append((f"{run.config.model.name} ({os.path.basename(os.path.normpath(w))})",
-                       "learned", n, fn, params))
-    for name, family, n, fn, params in makers:
+                       "learned", n, fn, params, every))
+    for name, family, n, fn, params, *every in makers:
         truth = front.resample(test, n)
         p = {"name": name, "family": family, "grid": n, "fn": fn, "params": params,
              "u0": jnp.asarray(truth[:, 0]), "n_ics": n_ics}
-        p.update(accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"]))
+        p.update(accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], *every))
         print(f"{name}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g} ({spec['accuracy']}), "
               f"{p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
