@@ -87,5 +87,12 @@ def test_cost_bench_measures_the_overridden_config_and_names_a_bad_override(tmp_
     result = json.load(open(out))
     assert result["n_micro"] == 2 and result["config"].endswith("tiny with model.n_micro=2")
     assert all(r["ms_per_macro_step"] > 0 for r in result["rows"])
+    from lib.common import report
+    records = report.walk_targets(result["targets"])   # one record per target, met iff both ratios meet it
+    assert len(records) == len(result["targets"]) == 4
+    for _, t in records:
+        assert t["met"] == (t["ratio_median"] <= t["bound"] and t["ratio_fastest"] <= t["bound"])
+        assert t["verdict"] == ("met" if t["met"] else "unsettled" if min(
+            t["ratio_median"], t["ratio_fastest"]) <= t["bound"] else "missed")
     proc, _ = _cost_bench(tmp_path, "--override=model.n_micro")
     assert proc.returncode != 0 and "--override item 'model.n_micro' is not key=value" in proc.stderr

@@ -223,8 +223,9 @@ LABELS = {
 
 
 def verdicts(r: dict) -> list[dict]:
-    """Each target's ratio from the medians and from the fastest rounds (the least disturbed
-    by other load); met / missed when both agree, else "unsettled"."""
+    """Each target's record (`report.target`): its ratio from the medians and from the
+    fastest rounds (the least disturbed by other load); "verdict" met / missed when both
+    agree, else "unsettled"; "met" only when both meet the bound."""
     rows = {row["name"]: row for row in r["rows"]}
     out = []
     for t in r["targets"]:
@@ -232,8 +233,10 @@ def verdicts(r: dict) -> list[dict]:
         median = num["ms_per_macro_step"] / den["ms_per_macro_step"]
         fastest = min(num["ms_runs"]) / min(den["ms_runs"])
         met = [median <= t["bound"], fastest <= t["bound"]]
-        out.append(t | {"ratio_median": median, "ratio_fastest": fastest,
-                        "verdict": "met" if all(met) else "missed" if not any(met) else "unsettled"})
+        given = {k: v for k, v in t.items() if k not in ("met", "ratio_median", "ratio_fastest", "verdict")}
+        out.append(report.target(all(met), **given,
+                                 ratio_median=median, ratio_fastest=fastest,
+                                 verdict="met" if all(met) else "missed" if not any(met) else "unsettled"))
     return out
 
 
@@ -274,7 +277,7 @@ def markdown(r: dict) -> str:
 def main(argv):
     del argv
     results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark()
-    results["verdicts"] = verdicts(results)
+    results["targets"] = verdicts(results)   # records: tools/targets.py lists them
     table = markdown(results)
     os.makedirs(os.path.dirname(os.path.abspath(FLAGS.out)), exist_ok=True)
     wd.write_json_atomic(FLAGS.out, results)
