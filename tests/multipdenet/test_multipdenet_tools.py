@@ -66,7 +66,11 @@ def test_collection_renders_the_stored_table(tmp_path):
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
         "| burgers | multipdenet | 0.1 ± 0.01 | 0.05 ± 0 | 0.01 ± 0 | 1.5 ± 0.1 | 2 | 3.00 | 10 | 5 | 1 |\n"
         "| burgers | fno | 0.1 ± 0.01 | 0.05 ± 0 | 0.01 ± 0 | 0.5 ± 0.1 | 2 | 1.00 | 10 | 5 | 1 |\n"
+        "\n| target | MultiPDENet HCT / baseline HCT | verdict |\n|---|---|---|\n"
+        "| burgers: HCT above fno's | 1.5 / 0.5 = 3.00× | met |\n"
         "\nMeasured on M.")
+    assert stored["targets"] == {"burgers": {"vs_fno": {
+        "hct": 1.5, "baseline_hct": 0.5, "ratio": 3.0, "bound": 1.0, "met": True}}}
     assert results_tool.write_collection(str(tmp_path / "empty"), "quick") is None
 
 
@@ -79,6 +83,19 @@ def _cost_bench(tmp_path, *args):
                            "--variant=tiny", "--repeats=1", "--macro_steps=1", "--grid_factor=1",
                            f"--out={out}", *args], capture_output=True, text=True, cwd=root)
     return proc, out
+
+
+def test_quick_targets_are_records_met_at_the_bound_and_strictly_above_at_one():
+    def runs(m, **base):
+        return {"multipdenet": {"hct": [m, 0.1]}, **{b: {"hct": [h, 0.1]} for b, h in base.items()}}
+    t = results_tool.targets({"navier_stokes": runs(3.0, fno=2.0, unet=1.9, coarse_solver=3.0),
+                              "gray_scott": runs(1.0, fno=0.5), "kdv": runs(1.0, fno=2.0)})
+    assert set(t) == {"navier_stokes", "gray_scott"}                   # KdV has no target
+    ns = t["navier_stokes"]
+    assert ns["vs_fno"]["met"] and ns["vs_fno"]["ratio"] == 1.5         # the bound itself
+    assert ns["vs_unet"]["met"] and not ns["vs_coarse_solver"]["met"]   # equal is not above
+    assert t["gray_scott"] == {"vs_fno": {"hct": 1.0, "baseline_hct": 0.5, "ratio": 2.0,
+                                          "bound": 1.0, "met": True}}
 
 
 def test_cost_bench_measures_the_overridden_config_and_names_a_bad_override(tmp_path):
