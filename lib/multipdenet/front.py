@@ -195,19 +195,40 @@ def headline(point: dict, front: list[dict], dns_cost: float | None) -> dict:
             "speedup_vs_fine_dns": None if dns_cost is None else dns_cost / point["cost"]}
 
 
+def paired(point: dict, front: list[dict]) -> dict:
+    """The point's HCT against the front's at its wall cost, initial condition by initial
+    condition (`hct_per_ic` of the two front points around its cost interpolated as
+    `hct_at`; beyond the costliest, that point's): the mean difference `paired_diff`, its
+    standard error over ICs `paired_se` and `ics_above`. {} below the front's cheapest cost."""
+    cost = point["cost"]
+    if not front or cost < front[0]["cost"]:
+        return {}
+    per_ic = np.asarray(front[-1]["hct_per_ic"], float)
+    for a, b in zip(front, front[1:]):
+        if a["cost"] <= cost <= b["cost"]:
+            s = (math.log(cost) - math.log(a["cost"])) / (math.log(b["cost"]) - math.log(a["cost"]))
+            lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
+            per_ic = lo + s * (hi - lo)
+            break
+    d = np.asarray(point["hct_per_ic"], float) - per_ic
+    return {"paired_diff": float(d.mean()), "paired_se": float(d.std(ddof=1) / math.sqrt(len(d))),
+            "ics_above": int((d > 0).sum())}
+
+
 MOONSHOT, FLOOR = 1.5, 1.0   # issue 33: HCT / the front's at equal wall time
 
 
 def targets(points: list[dict]) -> dict:
     """Issue 33's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
     point's HCT ≥ 1.5× the front's at equal wall time, and "floor", some point on or above
-    the front (≥ 1×); each record names the best point and its ratio (None: no point lies
-    within the front's cost range)."""
-    ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"]) for p in points
+    the front (≥ 1×); each record names the best point, its ratio and (when measured) its
+    `paired` difference (None: no point lies within the front's cost range)."""
+    ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"], p["headline"]) for p in points
               if p.get("headline", {}).get("hct_over_front_at_equal_wall") is not None]
-    best, name = max(ratios) if ratios else (None, None)
+    best, name, h = max(ratios, key=lambda r: r[0]) if ratios else (None, None, {})
+    pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above") if k in h}
     return {key: report.target(best is not None and best >= bound, bound=bound,
-                               best_hct_over_front=best, best_point=name)
+                               best_hct_over_front=best, best_point=name, **pair)
             for key, bound in (("moonshot", MOONSHOT), ("floor", FLOOR))}
 
 

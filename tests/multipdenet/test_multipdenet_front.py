@@ -55,6 +55,18 @@ def test_targets_read_the_best_learned_point_against_the_bounds():
     assert not none["floor"]["met"] and none["floor"]["best_point"] is None
 
 
+def test_paired_difference_interpolates_the_front_ic_by_ic():
+    f = [{"cost": 1.0, "hct_per_ic": [1.0, 2.0, 3.0]}, {"cost": 100.0, "hct_per_ic": [3.0, 2.0, 5.0]}]
+    got = front.paired({"cost": 10.0, "hct_per_ic": [2.5, 1.0, 4.0]}, f)   # halfway in log cost
+    d = np.asarray([0.5, -1.0, 0.0])                                      # against [2, 2, 4]
+    assert got["paired_diff"] == pytest.approx(d.mean())
+    assert got["paired_se"] == pytest.approx(d.std(ddof=1) / math.sqrt(3))
+    assert got["ics_above"] == 1
+    beyond = front.paired({"cost": 500.0, "hct_per_ic": [3.0, 3.0, 5.0]}, f)   # the last point's
+    assert beyond["paired_diff"] == pytest.approx(1 / 3) and beyond["ics_above"] == 1
+    assert front.paired({"cost": 0.5, "hct_per_ic": [1.0, 1.0, 1.0]}, f) == {}
+
+
 def test_a_model_with_a_coarser_step_is_compared_at_its_own_frames():
     """A learned point whose ΔT is 2 truth frames: its k // 2 steps are compared with truth
     frames 2, 4, ... (a rollout equal to those frames holds its correlation to the horizon;

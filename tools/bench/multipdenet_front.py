@@ -152,10 +152,13 @@ def table(result: dict) -> str:
                  ("RMSE / front", lambda h: cell(h.get("rmse_over_front_at_equal_wall"))),
                  ("front wall at equal RMSE / wall", lambda h: bound(h) if h.get(
                      "wall_ratio_at_equal_rmse_bound") is not None else cell(h.get("wall_ratio_at_equal_rmse")))]
+    pair = lambda h: (f"{h['paired_diff']:+.2f} ± {h['paired_se']:.2f} ({h['ics_above']} of "  # noqa: E731
+                      f"{result['n_ics']})" if "paired_diff" in h else "—")
+    paired_head = "| HCT − front's, IC by IC (mean ± s.e.; ICs above) " if vort else ""
     lines = ["| point | grid | wall s per time unit per trajectory | " + " | ".join(heads)
              + " | front HCT at equal wall | HCT / front | front wall at equal HCT / wall "
-             + "".join(f"| {e[0]} " for e in extra) + "| speed-up vs fine DNS |",
-             "|---" * (len(heads) + len(extra) + 7) + "|"]
+             + "".join(f"| {e[0]} " for e in extra) + paired_head + "| speed-up vs fine DNS |",
+             "|---" * (len(heads) + len(extra) + 7 + bool(paired_head)) + "|"]
     ratio = "{:.2f}" if vort else "{:.3g}"  # Burgers' ratios span 1e-3 to 1e3
     for p in result["points"]:
         h, dns = p.get("headline", {}), p["family"] == "dns"
@@ -171,10 +174,13 @@ def table(result: dict) -> str:
             + f" | {cell(h.get('front_hct_at_equal_wall'))} | {cell(h.get('hct_over_front_at_equal_wall'), '{:.2f}')}"
             f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
             + "".join(f" | {fmt(h)}" for _, fmt in extra)
+            + (f" | {pair(h)}" if vort else "")
             + f" | {cell(h.get('speedup_vs_fine_dns'), '{:.2f}')} |")
     verdicts = "".join(
         f"\n\nTarget {name} (HCT ≥ {t['bound']:g}× the front's at equal wall time): "
-        f"**{report.verdict(t)}**, best {cell(t['best_hct_over_front'], '{:.2f}')} ({t['best_point']})."
+        f"**{report.verdict(t)}**, best {cell(t['best_hct_over_front'], '{:.2f}')} ({t['best_point']})"
+        + (f"; IC by IC its HCT − the front's is {t['paired_diff']:+.2f} ± {t['paired_se']:.2f} (s.e.), "
+           f"above on {t['ics_above']} of {result['n_ics']}" if "paired_diff" in t else "") + "."
         for name, t in result.get("targets", {}).items())
     return "\n".join(lines) + f"\n\n{result['note']}" + verdicts
 
@@ -224,6 +230,22 @@ def figure(result: dict, path: str) -> str:
     return plotting.save(fig, path)
 
 
+def with_paired(result: dict, out: str) -> dict:
+    """A NS `result` stored before `front.paired` existed, with it in each learned point's
+    headline and its targets recomputed (all from its stored points), written back to `out`."""
+    if result_system(result)["accuracy"] != "vorticity" or all(
+            "paired_diff" in p["headline"] for p in result["points"] if p["family"] == "learned"):
+        return result
+    by_name = {p["name"]: p for p in result["points"]}
+    front_pts = [by_name[f["name"]] for f in result["front"]]
+    for p in result["points"]:
+        if p["family"] == "learned":
+            p["headline"] |= front.paired(p, front_pts)
+    result["targets"] = front.targets(result["points"])
+    wd.write_json_atomic(out, result)
+    return result
+
+
 def publish(result: dict, out: str) -> None:
     """Write the table (`.md`, and `--readme`'s `front` / `front_burgers` block) and the
     figure beside `out`."""
@@ -243,7 +265,7 @@ def main(_):
     tiny, burgers = FLAGS.variant == "tiny", FLAGS.system == "burgers"
     out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
     if FLAGS.render:
-        return publish(wd.read_json(out), out)
+        return publish(with_paired(wd.read_json(out), out), out)
     grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])
     dataset = config_lib.load_config(f"configs/pde_data/{FLAGS.system}.py:{'front_tiny' if tiny else 'front'}")
     data = data_lib.load_or_generate(dataset, FLAGS.data_root)
@@ -279,7 +301,7 @@ def main(_):
     rmse_pts = front.rmse_front(classical) if spec["accuracy"] == "velocity" else None
     for p in points:
         if p["family"] == "learned":
-            p["headline"] = front.headline(p, front_pts, dns_cost)
+            p["headline"] = front.headline(p, front_pts, dns_cost) | front.paired(p, front_pts)
             if rmse_pts is not None:
                 p["headline"] |= front.rmse_headline(p, rmse_pts)
     load = os.getloadavg()
