@@ -35,6 +35,9 @@ FLAGS = flags.FLAGS
 
 
 def render(results: dict, config: dict) -> str:
+    if FLAGS.merge or FLAGS.from_metrics:
+        from lib.maxentdp.runs import collect   # jax and the agents: only when merging
+        results = collect(results, [FLAGS.workdir] + FLAGS.merge, FLAGS.from_metrics)
     return report.render(results, config, FLAGS.workdir, FLAGS.merge, FLAGS.from_metrics,
                          FLAGS.plot_dir)
 

@@ -230,12 +230,10 @@ def render(results: dict, config: dict, workdir: str, merge=(), from_metrics: bo
            plot_dir: str | None = None) -> str:
     """The README block of the run in `workdir`: tables, return curves, the diagnosis tables
     of `<workdir>/diagnosis.json` when present, the budget line, plots and machine line.
-    `merge` (more workdirs) and `from_metrics` (entries rebuilt from metrics.jsonl): see
-    `runs.collect`; `plot_dir`: write the (merged) return plots there."""
+    With `merge` (more workdirs) or `from_metrics` (entries rebuilt from metrics.jsonl),
+    `results` is `runs.collect`'s of them (the caller's; this module imports no agents);
+    `plot_dir`: write the (merged) return plots there."""
     run_workdir = workdir
-    if merge or from_metrics:
-        from lib.maxentdp.runs import collect             # jax and the agents: only here
-        results = collect(results, [workdir] + list(merge), from_metrics)
     if plot_dir:
         results["plots"] = plots(results["runs"], plot_dir)
         workdir = "."                             # paths then given from the current folder

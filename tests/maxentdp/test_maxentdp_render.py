@@ -79,3 +79,23 @@ def test_render_without_a_diagnosis_leaves_its_tables_out(tmp_path):
     text = report.render(_stored(str(tmp_path)), CONFIG, str(tmp_path))
     assert "FIXED 4-mode" not in text
     assert text == EXPECTED.replace(report.diagnosis_tables(DIAGNOSIS) + "\n\n", "")
+
+
+def test_results_tool_merges_the_runs_of_more_workdirs(tmp_path):
+    """tools/maxentdp_results.py --merge: the runs of both workdirs in one table (the tool
+    collects them; lib/maxentdp/report.py imports no agents)."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    other = copy.deepcopy(RESULTS)
+    other["runs"] = {"pendulum_sac2": other["runs"]["pendulum_sac"]}
+    for name, res in (("a", RESULTS), ("b", other)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(res))
+        (tmp_path / name / "config.json").write_text(json.dumps(CONFIG))
+    proc = subprocess.run([sys.executable, os.path.join(root, "tools", "maxentdp_results.py"),
+                           f"--workdir={tmp_path / 'a'}", f"--merge={tmp_path / 'b'}"],
+                          capture_output=True, text=True, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| pendulum | ")]
+    assert [r.split(" | ")[1] for r in rows] == ["maxentdp", "sac", "sac"]
