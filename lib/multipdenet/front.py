@@ -124,6 +124,19 @@ def accuracy(pred: np.ndarray, truth: np.ndarray, meta: dict, field: str, thresh
             "hct_velocity": float(vel.mean()), "hct_velocity_std": float(vel.std())}
 
 
+def rollout_accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str,
+                     threshold: float = 0.8, every: int = 1) -> dict:
+    """`accuracy` of `fn(params, u0, k)`'s rollout (k truth frames, `(k // every, n_ics, ...)`)
+    over the truth's horizon, `truth` `(n_ics, T, n, n, 2)` compared at every `every`-th frame
+    (a model whose ΔT spans `every` truth frames), plus non-finite ICs and the horizon."""
+    n_frames = truth.shape[1] // every * every
+    pred = np.swapaxes(np.asarray(jax.jit(fn, static_argnums=2)(params, jnp.asarray(u0), n_frames)), 0, 1)
+    coarse = dict(meta, frame_dt=meta["frame_dt"] * every)
+    return accuracy(pred, truth[:, every - 1:n_frames:every], coarse, field, threshold) | {
+        "nonfinite_ics": int((~np.isfinite(pred.reshape(len(pred), -1))).any(1).sum()),
+        "horizon": n_frames * meta["frame_dt"]}
+
+
 def pareto(points: list[dict], key: str = "hct") -> list[dict]:
     """The points, cheapest first, that have a higher `key` (HCT) than every cheaper point."""
     out: list[dict] = []

@@ -44,7 +44,8 @@ def test_unknown_or_unstated_keys_are_refused():
 
 
 def test_added_keys_come_from_the_schema():
-    assert schema.ADDED_KEYS == {"model.corrector_every": "stage", "train.window_curriculum": ()}
+    assert schema.ADDED_KEYS == {"model.corrector_every": "stage", "model.frame_stride": 1,
+                                 "train.window_curriculum": ()}
 
 
 def test_the_tiny_variant_states_only_what_differs():

@@ -71,16 +71,15 @@ def test_a_model_with_a_coarser_step_is_compared_at_its_own_frames():
     """A learned point whose ΔT is 2 truth frames: its k // 2 steps are compared with truth
     frames 2, 4, ... (a rollout equal to those frames holds its correlation to the horizon;
     one a frame early does not), and the HCT is counted in its ΔT."""
-    from tools.bench import multipdenet_front as tool   # defines its absl flags; parses nothing
     rng = np.random.RandomState(1)
     truth = rng.randn(2, 9, 8, 8, 2).astype(np.float32)   # independent frames
     meta = {"frame_dt": 0.1, "length": 2 * math.pi}
     exact = lambda p, u0, k: jnp.swapaxes(jnp.asarray(truth[:, 2:2 * (k // 2) + 1:2]), 0, 1)  # noqa: E731
     early = lambda p, u0, k: jnp.swapaxes(jnp.asarray(truth[:, 1:2 * (k // 2):2]), 0, 1)  # noqa: E731
-    got = tool.accuracy(exact, {}, truth[:, 0], truth[:, 1:], meta, "velocity", every=2)
+    got = front.rollout_accuracy(exact, {}, truth[:, 0], truth[:, 1:], meta, "velocity", every=2)
     assert got["hct_per_ic"] == pytest.approx([0.8, 0.8]) and got["horizon"] == pytest.approx(0.8)
     want = front.hcts(np.asarray(truth[:, 1:8:2]), truth[:, 2::2], 0.2, 0.8)
-    lag = tool.accuracy(early, {}, truth[:, 0], truth[:, 1:], meta, "velocity", every=2)
+    lag = front.rollout_accuracy(early, {}, truth[:, 0], truth[:, 1:], meta, "velocity", every=2)
     assert lag["hct_per_ic"] == pytest.approx(want.tolist()) and max(want) < 0.8
 
 

@@ -105,18 +105,6 @@ def fine_dns(meta: dict, n_ics: int) -> tuple:
     return solver.rollout, {}, front.random_fields(meta, n_ics, meta["fine_grid"], jax.random.key(0))
 
 
-def accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str,
-             every: int = 1) -> dict:
-    """HCTs per IC of `fn`'s rollout over the truth's horizon; `truth`: `(n_ics, T, n, n, 2)`,
-    compared at every `every`-th frame (`learned`)."""
-    n_frames = truth.shape[1] // every * every
-    pred = np.swapaxes(np.asarray(jax.jit(fn, static_argnums=2)(params, jnp.asarray(u0), n_frames)), 0, 1)
-    coarse = dict(meta, frame_dt=meta["frame_dt"] * every)
-    return front.accuracy(pred, truth[:, every - 1:n_frames:every], coarse, field, THRESHOLD) | {
-        "nonfinite_ics": int((~np.isfinite(pred.reshape(len(pred), -1))).any(1).sum()),
-        "horizon": n_frames * meta["frame_dt"]}
-
-
 def time_points(points: list[dict], frames: int, repeats: int, frame_dt: float) -> None:
     """Fill `cost` (s per time unit per trajectory) of every point: interleaved medians."""
     for p in points:
@@ -287,7 +275,8 @@ def main(_):
         truth = front.resample(test, n)
         p = {"name": name, "family": family, "grid": n, "fn": fn, "params": params,
              "u0": jnp.asarray(truth[:, 0]), "n_ics": n_ics}
-        p.update(accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], *every))
+        p.update(front.rollout_accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"],
+                                        THRESHOLD, *every))
         print(f"{name}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g} ({spec['accuracy']}), "
               f"{p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
