@@ -152,11 +152,17 @@ def hct_at(front: list[dict], cost: float, key: str = "hct") -> float | None:
     the cheapest)."""
     if front and cost >= front[-1]["cost"]:
         return front[-1][key]
+    a, b, s = _bracket(front, cost)
+    return None if a is None else a[key] + s * (b[key] - a[key])
+
+
+def _bracket(front: list[dict], cost: float) -> tuple:
+    """(a, b, s): the front's neighbouring points around `cost` and its position between them
+    in log cost; (None, None, None) outside them."""
     for a, b in zip(front, front[1:]):
         if a["cost"] <= cost <= b["cost"]:
-            s = (math.log(cost) - math.log(a["cost"])) / (math.log(b["cost"]) - math.log(a["cost"]))
-            return a[key] + s * (b[key] - a[key])
-    return None
+            return a, b, (math.log(cost) - math.log(a["cost"])) / (math.log(b["cost"]) - math.log(a["cost"]))
+    return None, None, None
 
 
 def cost_at(front: list[dict], hct: float, key: str = "hct") -> float | None:
@@ -216,13 +222,12 @@ def paired(point: dict, front: list[dict]) -> dict:
     cost = point["cost"]
     if not front or cost < front[0]["cost"]:
         return {}
-    per_ic = np.asarray(front[-1]["hct_per_ic"], float)
-    for a, b in zip(front, front[1:]):
-        if a["cost"] <= cost <= b["cost"]:
-            s = (math.log(cost) - math.log(a["cost"])) / (math.log(b["cost"]) - math.log(a["cost"]))
-            lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
-            per_ic = lo + s * (hi - lo)
-            break
+    a, b, s = _bracket(front, cost)
+    if a is None:                                   # beyond the costliest point: its HCTs
+        per_ic = np.asarray(front[-1]["hct_per_ic"], float)
+    else:
+        lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
+        per_ic = lo + s * (hi - lo)
     d = np.asarray(point["hct_per_ic"], float) - per_ic
     return {"paired_diff": float(d.mean()), "paired_se": float(d.std(ddof=1) / math.sqrt(len(d))),
             "ics_above": int((d > 0).sum())}
