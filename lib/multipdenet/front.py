@@ -233,6 +233,25 @@ def paired(point: dict, front: list[dict]) -> dict:
             "ics_above": int((d > 0).sum())}
 
 
+def round_ratios(points: list[dict]) -> dict[str, list[float]]:
+    """Each learned point's HCT over the front's at its wall cost, once per timed round: in
+    round r every point's cost is its `cost` × `times[r]` / median(`times`), so the front
+    and the point are priced by calls made minutes apart, not by medians over the run (the
+    spread is the timing's, with the accuracy fixed). Classical points: those whose family
+    is neither "learned" nor "dns". A round in which a point falls below the front's
+    cheapest cost is left out of that point's list."""
+    rounds = min((len(p["times"]) for p in points if p.get("times")), default=0)
+    out: dict[str, list[float]] = {p["name"]: [] for p in points if p["family"] == "learned"}
+    for r in range(rounds):
+        priced = [{**p, "cost": p["cost"] * p["times"][r] / float(np.median(p["times"]))} for p in points]
+        front_r = pareto([p for p in priced if p["family"] not in ("learned", "dns")])
+        for p in priced:
+            at = hct_at(front_r, p["cost"]) if p["family"] == "learned" else None
+            if at is not None:
+                out[p["name"]].append(p["hct"] / at)
+    return out
+
+
 MOONSHOT, FLOOR = 1.5, 1.0   # issue 33: HCT / the front's at equal wall time
 
 
@@ -240,13 +259,18 @@ def targets(points: list[dict]) -> dict:
     """Issue 33's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
     point's HCT ≥ 1.5× the front's at equal wall time, and "floor", some point on or above
     the front (≥ 1×); each record names the best point, its ratio and (when measured) its
-    `paired` difference (None: no point lies within the front's cost range)."""
+    `paired` difference and the range of its per-round ratios (`round_ratios`, in its
+    headline as "hct_over_front_rounds"), `settled` when every round falls on the same side
+    of the bound (None: no point lies within the front's cost range)."""
     ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"], p["headline"]) for p in points
               if p.get("headline", {}).get("hct_over_front_at_equal_wall") is not None]
     best, name, h = max(ratios, key=lambda r: r[0]) if ratios else (None, None, {})
     pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above") if k in h}
+    rounds = h.get("hct_over_front_rounds") or []
+    spread = {"rounds_min": min(rounds), "rounds_max": max(rounds)} if rounds else {}
     return {key: report.target(best is not None and best >= bound, bound=bound,
-                               best_hct_over_front=best, best_point=name, **pair)
+                               best_hct_over_front=best, best_point=name, **pair, **spread,
+                               **({"settled": min(rounds) >= bound or max(rounds) < bound} if rounds else {}))
             for key, bound in (("moonshot", MOONSHOT), ("floor", FLOOR))}
 
 

@@ -67,6 +67,37 @@ def test_paired_difference_interpolates_the_front_ic_by_ic():
     assert front.paired({"cost": 0.5, "hct_per_ic": [1.0, 1.0, 1.0]}, f) == {}
 
 
+def test_round_ratios_price_each_round_by_its_own_calls():
+    def pt(name, family, cost, hct, times):
+        return {"name": name, "family": family, "cost": cost, "hct": hct, "times": times}
+    a, b = pt("s32", "spectral", 1.0, 2.0, [1, 1, 2]), pt("s64", "spectral", 100.0, 6.0, [5, 5, 10])
+    m = pt("m", "learned", 10.0, 4.8, [2, 4, 4])                         # median call 4 s
+    dns = pt("dns", "dns", 1e4, float("nan"), [1, 1, 1])                 # never on the front
+    r = front.round_ratios([a, b, m, dns])["m"]
+    # round 0: the model's call is half its median (cost 5), the front's points at their medians
+    assert r[0] == pytest.approx(4.8 / front.hct_at([a, b], 5.0))
+    assert r[1] == pytest.approx(4.8 / 4.0)                              # all at their medians
+    # round 2: the whole machine twice as slow for the classical points, the model at its
+    # median: the same as pricing it at half its cost against the medians
+    assert r[2] == pytest.approx(4.8 / front.hct_at([a, b], 5.0))
+    slow = [dict(p, times=[t * 3 for t in p["times"]]) for p in (a, b, m)]   # a uniform slowdown
+    assert front.round_ratios(slow)["m"] == pytest.approx(r)
+    cheap = pt("cheap", "learned", 0.5, 1.0, [1, 1, 1])                  # below the front: no ratio
+    assert front.round_ratios([a, b, cheap])["cheap"] == []
+
+
+def test_targets_say_whether_the_timed_rounds_settle_the_verdict():
+    def pt(ratio, rounds):
+        return {"name": "m", "family": "learned",
+                "headline": {"hct_over_front_at_equal_wall": ratio, "hct_over_front_rounds": rounds}}
+    t = front.targets([pt(1.02, [0.95, 1.02, 1.01])])
+    assert t["floor"]["met"] and not t["floor"]["settled"]
+    assert (t["floor"]["rounds_min"], t["floor"]["rounds_max"]) == (0.95, 1.02)
+    assert t["moonshot"]["settled"] and not t["moonshot"]["met"]          # every round under 1.5
+    assert front.targets([pt(1.1, [1.05, 1.2])])["floor"]["settled"]
+    assert "settled" not in front.targets([pt(1.1, [])])["floor"]          # no rounds stored
+
+
 def test_a_model_with_a_coarser_step_is_compared_at_its_own_frames():
     """A learned point whose ΔT is 2 truth frames: its k // 2 steps are compared with truth
     frames 2, 4, ... (a rollout equal to those frames holds its correlation to the horizon;

@@ -19,7 +19,9 @@ on vorticity correlation (Kochkov et al. 2021) and on velocity correlation, thre
 against the truth truncated to the point's grid. Cost: wall seconds per simulated time unit
 per trajectory of a jitted rollout of `--timing_frames` frames of all ICs in one batch,
 compile excluded, median of `--repeats` rounds interleaved over the points (the order
-rotated each round), one process. Writes `--out` (JSON), `.md` and `.png` beside it, and
+rotated each round), one process pinned to `--cores` (default one core); each learned
+point's HCT ratio is also computed round by round (`front.round_ratios`: the spread that
+timing alone puts on it). Writes `--out` (JSON), `.md` and `.png` beside it, and
 with `--readme` splices the table into that file's `front` (Burgers: `front_burgers`) block.
 
 Burgers (`--system=burgers`; `configs/pde_data/burgers.py:front`: 10 test ICs of seed 1,
@@ -41,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from lib.common import config as config_lib, report, workdir as wd
+from lib.common import config as config_lib, pinning, report, workdir as wd
 from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet.runs import load_run
@@ -54,6 +56,9 @@ flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,96,128, t
 flags.DEFINE_string("data_root", "data/pde", "Where the truth dataset is cached.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
+flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
+                  "(lib.common.pinning; one core also makes XLA's Eigen single-threaded); "
+                  "empty (--cores=) pins nothing.")
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
@@ -142,9 +147,11 @@ def table(result: dict) -> str:
                      "wall_ratio_at_equal_rmse_bound") is not None else cell(h.get("wall_ratio_at_equal_rmse")))]
     pair = lambda h: (f"{h['paired_diff']:+.2f} ± {h['paired_se']:.2f} ({h['ics_above']} of "  # noqa: E731
                       f"{result['n_ics']})" if "paired_diff" in h else "—")
+    rounds = any(p.get("headline", {}).get("hct_over_front_rounds") for p in result["points"])
     paired_head = "| HCT − front's, IC by IC (mean ± s.e.; ICs above) " if vort else ""
     lines = ["| point | grid | wall s per time unit per trajectory | " + " | ".join(heads)
-             + " | front HCT at equal wall | HCT / front | front wall at equal HCT / wall "
+             + " | front HCT at equal wall | HCT / front" + (" (range over timed rounds)" if rounds else "")
+             + " | front wall at equal HCT / wall "
              + "".join(f"| {e[0]} " for e in extra) + paired_head + "| speed-up vs fine DNS |",
              "|---" * (len(heads) + len(extra) + 7 + bool(paired_head)) + "|"]
     ratio = "{:.2f}" if vort else "{:.3g}"  # Burgers' ratios span 1e-3 to 1e3
@@ -160,7 +167,8 @@ def table(result: dict) -> str:
             + ("(truth)" if dns else f"{p['hct']:.3g} ± {p['hct_std']:.2g}")
             + "".join(f" | {c}" for c in cells)
             + f" | {cell(h.get('front_hct_at_equal_wall'))} | {cell(h.get('hct_over_front_at_equal_wall'), '{:.2f}')}"
-            f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
+            + (f" ({min(r):.2f}–{max(r):.2f})" if (r := h.get("hct_over_front_rounds")) else "")
+            + f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
             + "".join(f" | {fmt(h)}" for _, fmt in extra)
             + (f" | {pair(h)}" if vort else "")
             + f" | {cell(h.get('speedup_vs_fine_dns'), '{:.2f}')} |")
@@ -168,8 +176,11 @@ def table(result: dict) -> str:
         f"\n\nTarget {name} (HCT ≥ {t['bound']:g}× the front's at equal wall time): "
         f"**{report.verdict(t)}**, best {cell(t['best_hct_over_front'], '{:.2f}')} ({t['best_point']})"
         + (f"; IC by IC its HCT − the front's is {t['paired_diff']:+.2f} ± {t['paired_se']:.2f} (s.e.), "
-           f"above on {t['ics_above']} of {result['n_ics']}" if "paired_diff" in t else "") + "."
-        for name, t in result.get("targets", {}).items())
+           f"above on {t['ics_above']} of {result['n_ics']}" if "paired_diff" in t else "")
+        + (f"; round by round {t['rounds_min']:.2f}–{t['rounds_max']:.2f}"
+           f"{'' if t['settled'] else ', on both sides of the bound: not settled by this run'}"
+           if "rounds_min" in t else "") + "."
+        for name, t in sorted(result.get("targets", {}).items(), key=lambda kv: -kv[1]["bound"]))
     return "\n".join(lines) + f"\n\n{result['note']}" + verdicts
 
 
@@ -218,17 +229,19 @@ def figure(result: dict, path: str) -> str:
     return plotting.save(fig, path)
 
 
-def with_paired(result: dict, out: str) -> dict:
-    """A NS `result` stored before `front.paired` existed, with it in each learned point's
-    headline and its targets recomputed (all from its stored points), written back to `out`."""
+def with_derived(result: dict, out: str) -> dict:
+    """A NS `result` stored before `front.paired` or `front.round_ratios` existed, with both in
+    each learned point's headline and its targets recomputed (all from its stored points and
+    their timed rounds), written back to `out`."""
+    learned = [p for p in result["points"] if p["family"] == "learned"]
     if result_system(result)["accuracy"] != "vorticity" or all(
-            "paired_diff" in p["headline"] for p in result["points"] if p["family"] == "learned"):
+            "paired_diff" in p["headline"] and "hct_over_front_rounds" in p["headline"] for p in learned):
         return result
     by_name = {p["name"]: p for p in result["points"]}
     front_pts = [by_name[f["name"]] for f in result["front"]]
-    for p in result["points"]:
-        if p["family"] == "learned":
-            p["headline"] |= front.paired(p, front_pts)
+    per_round = front.round_ratios(result["points"])
+    for p in learned:
+        p["headline"] |= front.paired(p, front_pts) | {"hct_over_front_rounds": per_round[p["name"]]}
     result["targets"] = front.targets(result["points"])
     wd.write_json_atomic(out, result)
     return result
@@ -253,7 +266,11 @@ def main(_):
     tiny, burgers = FLAGS.variant == "tiny", FLAGS.system == "burgers"
     out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
     if FLAGS.render:
-        return publish(with_paired(wd.read_json(out), out), out)
+        return publish(with_derived(wd.read_json(out), out), out)
+    try:
+        pinned = pinning.pin([int(c) for c in FLAGS.cores])
+    except (ValueError, RuntimeError) as e:
+        sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
     grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])
     dataset = config_lib.load_config(f"configs/pde_data/{FLAGS.system}.py:{'front_tiny' if tiny else 'front'}")
     data = data_lib.load_or_generate(dataset, FLAGS.data_root)
@@ -288,9 +305,11 @@ def main(_):
     front_pts = front.pareto(classical)
     dns_cost = points[-1]["cost"]
     rmse_pts = front.rmse_front(classical) if spec["accuracy"] == "velocity" else None
+    per_round = front.round_ratios(points)
     for p in points:
         if p["family"] == "learned":
-            p["headline"] = front.headline(p, front_pts, dns_cost) | front.paired(p, front_pts)
+            p["headline"] = (front.headline(p, front_pts, dns_cost) | front.paired(p, front_pts)
+                             | {"hct_over_front_rounds": per_round[p["name"]]})
             if rmse_pts is not None:
                 p["headline"] |= front.rmse_headline(p, rmse_pts)
     load = os.getloadavg()
@@ -306,7 +325,7 @@ def main(_):
         "note": (f"{n_ics} test ICs (seed {meta['seed']}), truth {meta['fine_grid']}² saved at "
                  f"{meta['coarse_grid']}², horizon {(test.shape[1] - 1) * meta['frame_dt']:.3g}; "
                  f"{jax.devices()[0].device_kind}, {os.cpu_count()} cores, load average at the end "
-                 f"{load[0]:.1f}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames. "
+                 f"{load[0]:.1f}; {pinned}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames. "
                  "Beyond the costliest classical point the front's HCT is that point's (a lower bound)."),
     }
     wd.write_json_atomic(out, result)
