@@ -123,6 +123,21 @@ class Checkpointer:
             f"no checkpoint in {self.directory} could be restored, every step is unreadable "
             f"and was moved to {self.directory}{_DAMAGED}/ ({'; '.join(errors)})")
 
+    def restore_step(self, abstract_state: Any, step: int) -> Any:
+        """Restore the kept step `step` (not only the newest: e.g. to see how a metric moved
+        over training) into `abstract_state`'s structure; a ValueError naming the kept steps
+        when it is not kept, `CheckpointMismatch` when its tree differs. Moves nothing."""
+        steps = self.all_steps()
+        if step not in steps:
+            raise ValueError(f"step {step} is not kept in {self.directory}; kept: {steps}")
+        target = jax.tree.map(_abstract, abstract_state)
+        stored = self._stored_leaves(step)
+        differences = _differences(stored, _flat_leaves(target)) if stored is not None else []
+        if differences:
+            raise CheckpointMismatch(f"checkpoint step {step} in {self.directory} does not match "
+                                     f"the model ({'; '.join(differences)})")
+        return self._manager.restore(step, args=ocp.args.StandardRestore(target))
+
     def _stored_leaves(self, step: int) -> dict[str, Any] | None:
         """{dotted path: stored array metadata} of `step`; None when unreadable."""
         try:

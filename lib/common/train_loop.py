@@ -217,10 +217,12 @@ def _check_fresh_start(workdir: str) -> None:
         multihost_utils.sync_global_devices(f"restart {workdir}")
 
 
-def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple[State, int]:
+def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None,
+                    step: int | None = None) -> tuple[State, int]:
     """(state, step) of the newest readable checkpoint in `<workdir>/checkpoints` (for
-    evaluation, notebooks, benchmarks); `WorkdirError` (a ValueError) when the workdir holds
-    none, `CheckpointMismatch` when it does not fit `task`."""
+    evaluation, notebooks, benchmarks), or of the kept `step`; `WorkdirError` (a ValueError)
+    when the workdir holds none (a ValueError naming the kept steps when `step` is not one),
+    `CheckpointMismatch` when it does not fit `task`."""
     directory = os.path.join(workdir, wd.CHECKPOINTS)
     if not os.path.isdir(directory):
         raise WorkdirError(f"{workdir!r} has no {wd.CHECKPOINTS}/ folder; train there first")
@@ -228,7 +230,7 @@ def restore_trained(task: Task, workdir: str, seed: int = 0, mesh=None) -> tuple
     abstract, _ = _abstract_state(task, jax.random.key(seed), mesh)
     ckpt = Checkpointer(directory, save_every=1)
     try:
-        restored = ckpt.restore_latest(abstract)
+        restored = ckpt.restore_latest(abstract) if step is None else (ckpt.restore_step(abstract, step), step)
     finally:
         ckpt.close()
     if restored is None:

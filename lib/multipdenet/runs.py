@@ -47,13 +47,17 @@ def run_config(workdir: str):
     return config
 
 
-def load_run(workdir: str, data_root: str | None = None) -> Run:
-    """Config (the run's config.json), dataset, emulator and trained parameters of `workdir`.
+def load_run(workdir: str, data_root: str | None = None, step: int | None = None) -> Run:
+    """Config (the run's config.json), dataset, emulator and trained parameters of `workdir`
+    (its newest checkpoint, or the kept `step`).
 
     For notebooks, benchmarks and transfer studies; `data_root` overrides where the dataset
-    is looked up (it is regenerated there if missing). ValueError if `workdir` is not a run.
+    is looked up (it is regenerated there if missing). ValueError if `workdir` is not a run,
+    or `step` is given for an exported run (it holds one state) or is not kept.
     """
     if os.path.isfile(os.path.join(workdir, PARAMS)):
+        if step is not None:
+            raise ValueError(f"{workdir!r} is an exported run: it holds one state, not step {step}")
         return load_exported(workdir)
     config = run_config(workdir)
     if data_root:
@@ -65,7 +69,7 @@ def load_run(workdir: str, data_root: str | None = None) -> Run:
     if not emulator.trainable:
         return Run(config, data, emulator, {}, 0)
     state, step = train_loop.restore_trained(make_task(config, emulator, data["train"]), workdir,
-                                             config.train.seed)
+                                             config.train.seed, step=step)
     return Run(config, data, emulator, state["params"], step)
 
 

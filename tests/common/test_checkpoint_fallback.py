@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from lib.common.checkpoint import Checkpointer, NoReadableCheckpoint
+from lib.common.checkpoint import CheckpointMismatch, Checkpointer, NoReadableCheckpoint
 from tests.common import harness_utils as hu
 
 
@@ -66,4 +66,18 @@ def test_checkpoint_round_trip_keeps_values_and_dtypes(tmp_path):
     for a, b in zip(jax.tree.leaves(restored), jax.tree.leaves(jax.tree.map(lambda x: x * 3, state))):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    ckpt.close()
+
+
+def test_restore_step_reads_a_kept_step_and_names_the_kept_ones_otherwise(tmp_path):
+    ckpt = Checkpointer(str(tmp_path / "c"), save_every=1, keep=2)
+    for step in (1, 2, 3):
+        ckpt.save(step, {"w": jax.numpy.full(4, float(step))}, wait=True)
+    like = {"w": jax.numpy.zeros(4)}
+    np.testing.assert_array_equal(ckpt.restore_step(like, 2)["w"], np.full(4, 2.0))
+    assert ckpt.restore_latest(like)[1] == 3                       # the newest is still the default
+    with pytest.raises(ValueError, match=r"step 1 is not kept .*; kept: \[2, 3\]"):
+        ckpt.restore_step(like, 1)                                  # keep=2 dropped it
+    with pytest.raises(CheckpointMismatch, match="step 2 .* does not match"):
+        ckpt.restore_step({"w": jax.numpy.zeros(5)}, 2)
     ckpt.close()

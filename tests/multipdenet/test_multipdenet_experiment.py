@@ -202,3 +202,8 @@ def test_export_loads_without_the_dataset_and_reproduces_its_reference(tiny_run,
     np.testing.assert_allclose(np.asarray(frames), ref["frames"], rtol=1e-5, atol=1e-6)
     assert exported.data["metadata"]["frame_dt"] == full.data["metadata"]["frame_dt"]
     np.testing.assert_array_equal(ref["truth"], full.data["test"][0, 1:4])
+    assert runs.load_run(workdir, step=4).step == 4                 # a kept step, by number
+    with pytest.raises(ValueError, match="step 3 is not kept"):
+        runs.load_run(workdir, step=3)
+    with pytest.raises(ValueError, match="an exported run: it holds one state"):
+        runs.load_run(out, step=4)
