@@ -22,7 +22,10 @@ Variants:
           half the FNO calls per time unit; M = 5 (the 64² FD4 + RK4 stable step), windows
           1 -> 2 -> 4 (the same time spans as front_64's 2 -> 4 -> 8).
   front_64_dt4  the same with ΔT = 4 saved frames (0.112), M = 10, windows 1 -> 2.
-  front_64_dt2_long  front_64_dt2 for 1,200 steps (its loss still fell at 600).
+  front_64_dt2_long  front_64_dt2 for 1,200 steps (its loss still fell at 600; its HCT fell).
+  front_64_dt2_w8  front_64_dt2 with windows 1 -> 2 -> 4 -> 8 (0.45 time units, twice the
+          longest window of front_64_dt2): longer training fitted the 4-ΔT window better and
+          lost long-horizon skill (NOTES.md), so the window is the lever tried next.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -32,7 +35,7 @@ from lib.multipdenet.config_schema import config, validate  # noqa: F401  (valid
 from lib.common import config as config_lib
 
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
-            "front_64_dt4", "front_64_dt2_long")
+            "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8")
 
 
 def get_config(arg=None):
@@ -62,6 +65,9 @@ def get_config(arg=None):
             "train.window": 4, "train.window_curriculum": (1, 2, 4)}),
         "front_64_dt2_long": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
             "tag": "navier_stokes_front_64_dt2_long", "train.num_steps": 1200}),
+        "front_64_dt2_w8": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
+            "tag": "navier_stokes_front_64_dt2_w8", "train.window": 8,
+            "train.window_curriculum": (1, 2, 4, 8)}),
         "front_64_dt4": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
             "tag": "navier_stokes_front_64_dt4", "model.frame_stride": 4, "model.n_micro": 10,
             "train.window": 2, "train.window_curriculum": (1, 2)}),

@@ -228,9 +228,32 @@ def paired(point: dict, front: list[dict]) -> dict:
     else:
         lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
         per_ic = lo + s * (hi - lo)
-    d = np.asarray(point["hct_per_ic"], float) - per_ic
+    return paired_stats(point["hct_per_ic"], per_ic)
+
+
+def paired_stats(a, b) -> dict:
+    """IC-by-IC difference of two equal-length HCT lists `a − b`: its mean `paired_diff`, the
+    standard error of that mean over ICs `paired_se` and `ics_above` (how many a > b)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
     return {"paired_diff": float(d.mean()), "paired_se": float(d.std(ddof=1) / math.sqrt(len(d))),
             "ics_above": int((d > 0).sum())}
+
+
+def learned_rollout(run, meta: dict) -> tuple:
+    """(fn, every) of a loaded run (`runs.load_run`) against a truth with metadata `meta`:
+    `fn(params, u0, k)` covers k truth frames, compared at every `every`-th of them (a
+    model whose ΔT is `every` truth frames steps k // every times; one whose ΔT divides the
+    truth's frame steps k · s times, every s-th kept). ValueError for another PDE or a ΔT
+    that is not a whole multiple or divisor of the truth's frame interval."""
+    dt = run.data["metadata"]["frame_dt"]
+    ratio = meta["frame_dt"] / dt if dt <= meta["frame_dt"] else dt / meta["frame_dt"]
+    if abs(ratio - round(ratio)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
+        raise ValueError(f"a {run.data['metadata']['pde']} model with ΔT = {dt:.4g} cannot be "
+                         f"compared at the truth's frame interval {meta['frame_dt']:.4g}")
+    s = int(round(ratio))
+    if dt > meta["frame_dt"]:
+        return (lambda p, u0, k: run.emulator.rollout(p, u0, k // s)), s
+    return (lambda p, u0, k: run.emulator.rollout(p, u0, k * s)[s - 1::s]), 1
 
 
 def round_ratios(points: list[dict]) -> dict[str, list[float]]:

@@ -114,6 +114,22 @@ def test_a_model_with_a_coarser_step_is_compared_at_its_own_frames():
     assert lag["hct_per_ic"] == pytest.approx(want.tolist()) and max(want) < 0.8
 
 
+def test_learned_rollout_maps_truth_frames_to_model_steps_both_ways():
+    from types import SimpleNamespace
+    steps = lambda p, u0, k: jnp.arange(1.0, k + 1)          # noqa: E731  (step i -> value i)
+    run = lambda dt, pde="navier_stokes": SimpleNamespace(    # noqa: E731
+        data={"metadata": {"frame_dt": dt, "pde": pde}}, emulator=SimpleNamespace(rollout=steps))
+    meta = {"frame_dt": 0.1, "pde": "navier_stokes"}
+    fn, every = front.learned_rollout(run(0.2), meta)          # ΔT = 2 truth frames
+    assert every == 2 and fn({}, None, 8).tolist() == [1, 2, 3, 4]
+    fn, every = front.learned_rollout(run(0.05), meta)         # 2 model steps per truth frame
+    assert every == 1 and fn({}, None, 3).tolist() == [2, 4, 6]
+    with pytest.raises(ValueError, match="ΔT = 0.15 cannot be compared"):
+        front.learned_rollout(run(0.15), meta)
+    with pytest.raises(ValueError, match="a burgers model"):
+        front.learned_rollout(run(0.1, "burgers"), meta)
+
+
 def test_resample_is_exact_on_band_limited_fields_and_refuses_upsampling():
     n, m = 32, 12
     x = np.arange(n) * 2 * np.pi / n

@@ -88,20 +88,13 @@ def fd4_rk4(meta: dict, n: int) -> tuple:
 
 
 def learned(workdir: str, meta: dict, data_root: str) -> tuple:
-    """(fn, params, grid, run, every): `fn(params, u0, k)` covers k truth frames, compared at
-    every `every`-th of them (a model whose ΔT is `every` truth frames steps k // every
-    times; one whose ΔT divides the truth's frame steps k · s times, every s-th kept)."""
+    """(fn, params, grid, run, every) of a trained run: `front.learned_rollout`."""
     run = load_run(workdir, data_root)
-    dt = run.data["metadata"]["frame_dt"]
-    ratio = meta["frame_dt"] / dt if dt <= meta["frame_dt"] else dt / meta["frame_dt"]
-    if abs(ratio - round(ratio)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
-        raise ValueError(f"{workdir}: a {run.data['metadata']['pde']} model with ΔT = "
-                         f"{dt:.4g} cannot be compared at the truth's frame interval {meta['frame_dt']:.4g}")
-    s, grid = int(round(ratio)), run.data["metadata"]["coarse_grid"]
-    if dt > meta["frame_dt"]:
-        return (lambda p, u0, k: run.emulator.rollout(p, u0, k // s)), run.params, grid, run, s
-    fn = lambda p, u0, k: run.emulator.rollout(p, u0, k * s)[s - 1::s]  # noqa: E731
-    return fn, run.params, grid, run, 1
+    try:
+        fn, every = front.learned_rollout(run, meta)
+    except ValueError as e:
+        raise ValueError(f"{workdir}: {e}") from None
+    return fn, run.params, run.data["metadata"]["coarse_grid"], run, every
 
 
 def fine_dns(meta: dict, n_ics: int) -> tuple:
