@@ -33,7 +33,8 @@ SYSTEMS = {
     "burgers": {
         "grids": (8, 12, 16, 24, 32, 48, 64), "tiny_grids": (12, 16), "accuracy": "velocity",
         # emulators.coarse_solver is the dataset's own solver: FD4 + RK4 (lib/pde/burgers.py)
-        "families": (("solver", "FD4+RK4 solver", "o"), ("fd4_rk4", "FD4+RK4 Physics Block", "s")),
+        "families": (("solver", "FD4+RK4 solver", "o"), ("fd4_rk4", "FD4+RK4 Physics Block", "s"),
+                     ("spectral", "spectral ETDRK4", "^")),   # lib/pde/burgers_spectral.py
         "block": "front_burgers", "title": "2-D Burgers ν = 0.005"},
 }
 

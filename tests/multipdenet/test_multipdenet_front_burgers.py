@@ -37,8 +37,9 @@ def test_burgers_tiny_front_end_to_end_and_its_hct_is_the_metrics_hct(tmp_path):
     result = json.loads(out.read_text())
     assert result["system"] == "burgers" and result["n_ics"] == 2
     names = [p["name"] for p in result["points"]]
-    assert names == ["FD4+RK4 solver 12²", "FD4+RK4 Physics Block 12²", "FD4+RK4 solver 16²",
-                     "FD4+RK4 Physics Block 16²", "fine DNS 32²"]
+    assert names == ["FD4+RK4 solver 12²", "FD4+RK4 Physics Block 12²", "spectral ETDRK4 12²",
+                     "FD4+RK4 solver 16²", "FD4+RK4 Physics Block 16²", "spectral ETDRK4 16²",
+                     "fine DNS 32²"]
     assert all(p["cost"] > 0 for p in result["points"]) and result["front"]
     md = (tmp_path / "front.md").read_text()
     assert "HCT velocity (mean ± std over ICs)" in md and "vorticity" not in md
@@ -59,6 +60,10 @@ def test_burgers_tiny_front_end_to_end_and_its_hct_is_the_metrics_hct(tmp_path):
     # The HCT saturates at the horizon here (as on the full front); the RMSE pins the arrays.
     rmse = [float(metrics.rmse(jnp.asarray(pred[i]), jnp.asarray(truth[i, 1:]))) for i in range(2)]
     assert point["rmse_per_ic"] == pytest.approx(rmse, rel=1e-5) and min(rmse) > 0
+    # The spectral point: the same truth; at 16² closer to it than the FD4 + RK4 solver at 16²
+    # (the 2/3-band truncation against 4th-order stencils on a resolved flow).
+    by = {p["name"]: p for p in result["points"]}
+    assert by["spectral ETDRK4 16²"]["rmse"] < by["FD4+RK4 solver 16²"]["rmse"]
 
 
 def test_rmse_front_is_log_log_and_bounds_a_point_worse_than_its_cheapest():
