@@ -10,7 +10,8 @@ tools/bench/multipdenet_front.py computes it), IC by IC against the first checkp
 listed (or `--reference`), and the velocity RMSE of rollouts of the run's own training and
 test trajectories over its longest training window and over the whole trajectory (a fit
 that improves only at the window is a loss whose horizon is not the metric's). Writes
-`--out` (JSON) and a markdown table beside it. Accuracy only: nothing is timed.
+`--out` (JSON) and a markdown table beside it (and with `--readme` into that file's
+`checkpoints` block). Accuracy only: nothing is timed.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from lib.common import config as config_lib, workdir as wd
+from lib.common import config as config_lib, report, workdir as wd
 from lib.common.checkpoint import Checkpointer
 from lib.multipdenet import data as data_lib, front
 from lib.multipdenet.runs import load_run
@@ -34,6 +35,8 @@ flags.DEFINE_string("data_root", "data/pde", "Where the datasets are cached.")
 flags.DEFINE_enum("truth", "front", ["front", "front_tiny"], "The truth's variant of "
                   "configs/pde_data/navier_stokes.py (front_tiny: the smoke run's 2 ICs).")
 flags.DEFINE_string("out", "workdirs/bench/multipdenet_checkpoints.json", "Output JSON.")
+flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
+                    "`<!-- results:checkpoints:begin/end -->` block (lib.common.report.splice).")
 FLAGS = flags.FLAGS
 
 
@@ -103,6 +106,8 @@ def main(_):
     wd.write_json_atomic(FLAGS.out, {"reference": f"{ref_row['run']}@{ref[1]}", "rows": rows})
     md = table(rows, f"{ref_row['run']}@{ref[1]}")
     wd.write_text_atomic(os.path.splitext(FLAGS.out)[0] + ".md", md + "\n")
+    if FLAGS.readme:
+        report.splice(FLAGS.readme, "checkpoints", md)
     print(md)
 
 

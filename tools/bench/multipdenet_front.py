@@ -53,7 +53,7 @@ from lib.pde import burgers_spectral
 flags.DEFINE_string("system", "navier_stokes", "navier_stokes or burgers (lib.multipdenet.front.SYSTEMS).")
 flags.DEFINE_enum("variant", "full", ["full", "tiny"], "full: the front; tiny: a smoke run.")
 flags.DEFINE_list("workdir", [], "Trained MultiPDENet (or FNO/UNet) run folders of --system.")
-flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,96,128, tiny 16,32; "
+flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,80,96,128, tiny 16,32; "
                   "Burgers 8,12,16,24,32,48,64, tiny 12,16).")
 flags.DEFINE_string("data_root", "data/pde", "Where the truth dataset is cached.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
