@@ -9,7 +9,9 @@ compiled before timing; the time per macro step is the call's wall time over
 `--macro_steps`, median over `--repeats` calls. The repeats are interleaved (one call of
 every configuration per round, the order rotated each round), so a change of the machine's
 load hits every configuration alike and the ratios, taken within this one run, stay
-comparable; the load average is recorded at the start and the end. Threads as XLA sets them.
+comparable; the load average is recorded at the start and the end. The process is pinned to
+`--cores` before JAX starts (default one core, XLA's Eigen single-threaded:
+`lib.common.pinning`; `--cores=` leaves threads as XLA sets them).
 
 Configurations (untrained parameters: the cost does not depend on their values, and no
 workdir or dataset is needed; only the config's metadata):
@@ -34,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import sys
 import time
 from typing import Any, Callable
 
@@ -43,7 +46,7 @@ import numpy as np
 from absl import app, flags
 
 from lib.common import config as config_lib
-from lib.common import report
+from lib.common import pinning, report
 from lib.common import workdir as wd
 from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
@@ -60,6 +63,8 @@ flags.DEFINE_integer("batch", 10, "Trajectories per call.")
 flags.DEFINE_integer("macro_steps", 10, "Macro steps per timed call.")
 flags.DEFINE_integer("repeats", 7, "Interleaved timed rounds (median reported).")
 flags.DEFINE_bool("render", False, "Only rewrite the markdown from an existing --out JSON.")
+flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
+                  "(lib.common.pinning); empty (--cores=) pins nothing.")
 flags.DEFINE_integer("grid_factor", 2, "The second grid is this multiple of the coarse grid "
                      "(Physics Block and spectral solver only; 1: coarse grid only).")
 FLAGS = flags.FLAGS
@@ -246,7 +251,8 @@ def markdown(r: dict) -> str:
         (f"Machine: {r['machine']} ({r['device_kind']}). Config `{r['config']}`: ΔT = "
          f"{r['macro_dt']:.4g}, M = {r['n_micro']} {r['integrator']} micro steps; "
          f"{r['batch']} trajectories per call, {r['macro_steps_per_call']} macro steps per call, "
-         f"median of {r['repeats']} interleaved rounds; untrained parameters."),
+         f"median of {r['repeats']} interleaved rounds; untrained parameters; "
+         f"{r.get('pinning', 'not pinned')}."),
         (f"Load average (1/5/15 min) at the start {la0[0]:.2f} / {la0[1]:.2f} / {la0[2]:.2f}, "
          f"at the end {la1[0]:.2f} / {la1[1]:.2f} / {la1[2]:.2f}."),
         "",
@@ -276,7 +282,12 @@ def markdown(r: dict) -> str:
 
 def main(argv):
     del argv
-    results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark()
+    if not FLAGS.render:
+        try:
+            pinned = pinning.pin([int(c) for c in FLAGS.cores])
+        except (ValueError, RuntimeError) as e:
+            sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
+    results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark() | {"pinning": pinned}
     results["targets"] = verdicts(results)   # records: tools/targets.py lists them
     table = markdown(results)
     os.makedirs(os.path.dirname(os.path.abspath(FLAGS.out)), exist_ok=True)
