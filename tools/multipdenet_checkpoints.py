@@ -73,16 +73,15 @@ def evaluate(folder: str, step: int, meta: dict, test: np.ndarray) -> dict:
 
 def table(rows: list[dict], reference: str) -> str:
     lines = [f"| run | step | HCT vorticity (front ICs) | HCT − {reference}'s, IC by IC (mean ± s.e.; ICs above) "
-             "| RMSE train, window | RMSE test, window | RMSE train, whole | RMSE test, whole |",
-             "|---" * 8 + "|"]
+             "| window (ΔT) | RMSE train, window | RMSE test, window | RMSE train, whole | RMSE test, whole |",
+             "|---" * 9 + "|"]
     for r in rows:
         lines.append(f"| {r['run']} | {r['step']} | {r['hct']:.3g} | {r['paired_diff']:+.2f} ± "
-                     f"{r['paired_se']:.2f} ({r['ics_above']} of {len(r['hct_per_ic'])}) | "
+                     f"{r['paired_se']:.2f} ({r['ics_above']} of {len(r['hct_per_ic'])}) | {r['window']} | "
                      + " | ".join(f"{r[k]:.4g}" for k in ("train_window", "test_window", "train_whole",
                                                            "test_whole")) + " |")
-    w = rows[0]
-    return "\n".join(lines) + (f"\n\nwindow: the run's longest training window ({w['window']} ΔT); "
-                               f"whole: the whole trajectory ({w['whole']} ΔT); velocity RMSE.")
+    return "\n".join(lines) + ("\n\nwindow: the run's longest training window; whole: its whole "
+                               f"trajectories ({rows[0]['whole']} ΔT); velocity RMSE.")
 
 
 def main(_):
