@@ -262,8 +262,8 @@ def learned_rollout(run, meta: dict) -> tuple:
 def round_ratios(points: list[dict]) -> dict[str, list[float]]:
     """Each learned point's HCT over the front's at its wall cost, once per timed round: in
     round r every point's cost is its `cost` × `times[r]` / median(`times`), so the front
-    and the point are priced by calls made minutes apart, not by medians over the run (the
-    spread is the timing's, with the accuracy fixed). Classical points: those whose family
+    and the point are priced by calls of the same round, not by medians over the whole run
+    (the spread is the timing's alone: the HCTs are fixed). Classical points: those whose family
     is neither "learned" nor "dns". A round in which a point falls below the front's
     cheapest cost is left out of that point's list."""
     rounds = min((len(p["times"]) for p in points if p.get("times")), default=0)
