@@ -9,7 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from experiments.multipdenet import train
 from lib.multipdenet.runs import load_run
+from tests import experiment_runs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -18,11 +20,10 @@ def _run(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-def test_every_kept_step_is_scored_and_a_missing_step_is_one_line(tmp_path):
-    run, data = str(tmp_path / "run"), str(tmp_path / "data")
-    trained = _run("experiments/multipdenet/main.py", "--config=configs/multipdenet/navier_stokes.py:tiny",
-                   f"--workdir={run}", f"--config.data_root={data}", "--config.eval.plots=False")
-    assert trained.returncode == 0, trained.stderr[-3000:]
+def test_every_kept_step_is_scored_and_a_missing_step_is_one_line(tmp_path_factory, tmp_path):
+    data = str(tmp_path / "data")
+    run, _ = experiment_runs.tiny_run(tmp_path_factory, train, "configs/multipdenet/navier_stokes.py:tiny",
+                                      overrides={"data_root": data, "eval.plots": False})
     out = tmp_path / "ck.json"
     proc = _run("tools/multipdenet_checkpoints.py", f"--workdir={run}", "--truth=front_tiny",
                 f"--data_root={data}", f"--out={out}", f"--reference={run}@4")
