@@ -29,7 +29,8 @@ import numpy as np
 
 
 class NonFiniteError(FloatingPointError):
-    """A metric became NaN or Inf; the message names the step and the metric."""
+    """A metric became NaN or Inf; the message names the step and the metric.
+    `lib.common.cli.run` turns it into one line on stderr and exit 2."""
 
 
 def assert_finite(step: int, metrics: Mapping[str, Any], last_good: int | None = None) -> None:

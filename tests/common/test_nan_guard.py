@@ -9,6 +9,7 @@ import pytest
 from lib.common import config as config_lib
 from lib.common.checkpoint import Checkpointer
 from lib.common.guards import NonFiniteError, assert_finite
+from tests.common import harness_utils as hu
 from tests.common import regression_app as app
 
 
@@ -34,3 +35,11 @@ def test_assert_finite_messages():
     assert_finite(3, {"loss": 1.0, "acc": 0.5})
     with pytest.raises(NonFiniteError, match=r"metric 'grad_norm' is inf at step 7; no checkpoint"):
         assert_finite(7, {"loss": 1.0, "grad_norm": math.inf})
+
+
+def test_a_nan_stop_through_the_cli_is_one_line_and_exit_2(tmp_path):
+    proc = hu.run_app(str(tmp_path / "w"), "tiny", "--config.debug.nan_at_step=35")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert hu.non_log_lines(proc.stderr) == [
+        "training stopped: metric 'loss' is nan at step 35; the last good checkpoint is step 30"]
