@@ -45,6 +45,39 @@ def test_kl_scores_match_scipy_gaussian_kde(h_arr, h_int):
             np.testing.assert_allclose(got_int[i], _scipy_kl_int(w, h_int), rtol=2e-4, atol=2e-4)
 
 
+def _closed_kl_int_equal_gaps(g, h, extra=10.0):
+    """−1 − ∫_0^{2g+extra} e^{−x} log N(x; g, h²) dx in closed form (no floor)."""
+    b = 2 * g + extra
+    e = np.exp(-b)
+    i0, i1, i2 = 1 - e, 1 - e * (1 + b), 2 - e * (b * b + 2 * b + 2)   # ∫ x^k e^{−x}, k = 0, 1, 2
+    c = -np.log(h * np.sqrt(2 * np.pi))
+    return -1 - (c * i0 - (i2 - 2 * g * i1 + g * g * i0) / (2 * h * h))
+
+
+@pytest.mark.parametrize("g,n", [(1.0, 1), (0.5, 2), (1.5, 4)])
+def test_kl_int_of_equal_gaps_integrates_to_2_max_plus_10(g, n):
+    # n equal gaps (n = 1: an empty sequence): a fixed-width KDE N(g, h²), range [0, 2g + 10];
+    # h large enough that the 1e-10 floor never bites, so the integral has a closed form
+    h, L = 8.0, 6
+    w = jnp.concatenate([jnp.full((n,), g), jnp.zeros((L - n,))])     # zero padding
+    m = jnp.arange(L) < n
+    got = float(scores.kl_int_single(w, m, h))
+    np.testing.assert_allclose(got, _closed_kl_int_equal_gaps(g, h), atol=1e-2)
+    # the range [0, 2g] alone would miss it
+    assert abs(got - _closed_kl_int_equal_gaps(g, h, extra=0.0)) > 0.1
+
+
+def test_kl_int_of_unit_comb_is_the_official_number():
+    # 100 unit gaps at h = 0.1: the official code gives 13.26 (10.13 over [0, 2] alone)
+    w = jnp.ones(100)
+    assert float(scores.kl_int_single(w, jnp.ones(100, bool), 0.1)) == pytest.approx(13.256, abs=2e-3)
+    # one gap off by 1e-3 is not degenerate: scipy's KDE over [0, 2 max w]
+    w2 = np.ones(100)
+    w2[0] = 1.001
+    got = float(scores.kl_int_single(jnp.asarray(w2), jnp.ones(100, bool), 0.1))
+    np.testing.assert_allclose(got, _scipy_kl_int(w2, 0.1), rtol=2e-4, atol=2e-4)
+
+
 def test_kl_arr_shrinks_for_uniform_samples_and_grows_for_clustered_ones():
     u = [np.sort(RNG.uniform(0, 1, size=n)) for n in (50, 2000)]
     r, _ = _rescaled([x * 20 for x in u])
