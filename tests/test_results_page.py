@@ -74,6 +74,10 @@ def test_verdict_and_number_are_read_from_the_target_records(toy, monkeypatch):
     monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}",
                                               sources=(rp.Source("front.json", "bad", "gpu"),)),))
     assert "| [2](experiments/named/front.json) | gpu | **missed** |" in _row(rp.render(str(toy))[0], "NAMED")
+    both = (rp.Source("front.json", "good", "quick"), rp.Source("front.json", "bad", "gpu"))
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}", sources=both),))
+    assert ("| [0.25](experiments/named/front.json) · [2](experiments/named/front.json) (2 runs) | "
+            "quick / gpu | **missed** |") in _row(rp.render(str(toy))[0], "NAMED")
 
 
 def test_check_names_each_stale_file_after_a_results_file_changes(toy):

@@ -320,7 +320,8 @@ def row(root: str, paper: Paper) -> Row:
         numbers = [f"[{paper.number.format(**r)}](experiments/{paper.key}/{s.file})"
                    for s, r in zip(paper.sources, recs)]
         scales = sorted({s.scale for s in paper.sources}, key=SCALES.index)
-        return Row(paper, paper.target.format(**recs[0]), " · ".join(numbers),
+        runs = f" ({len(recs)} runs)" if len(recs) > 1 else ""
+        return Row(paper, paper.target.format(**recs[0]), " · ".join(numbers) + runs,
                    " / ".join(scales), verdict([report.met_of(r) for r in recs]))
     files = [(p, records(read(root, p))) for p in committed(root, paper.key)]
     recs = [r for _, rs in files for _, r in rs]
@@ -390,6 +391,13 @@ def figures(root: str) -> tuple[list[tuple[Paper, str]], list[Paper]]:
     return shown, none
 
 
+def caption(root: str, figure: str) -> str:
+    """", <title>" from the results file beside `figure` (same name, .json), else ""."""
+    path = os.path.splitext(figure)[0] + ".json"
+    title = read(root, path).get("title") if os.path.exists(os.path.join(root, path)) else None
+    return f", {title}" if isinstance(title, str) else ""
+
+
 def render(root: str = ROOT) -> tuple[str, str]:
     """(RESULTS.md's text, README.md's flagship block)."""
     for paper in PAPERS:
@@ -436,14 +444,15 @@ def render(root: str = ROOT) -> tuple[str, str]:
         "",
     ]
     for paper, path in shown:
-        lines += [f"**{paper.name}** ([README]({readme(paper)}))", "", f"![{paper.name}]({path})",
-                  ""]
+        lines += [f"**{paper.name}** ([README]({readme(paper)})): `{os.path.basename(path)}`"
+                  f"{caption(root, path)}", "", f"![{paper.name}]({path})", ""]
     lines.append("No committed figure for: " + ", ".join(p.name for p in none)
                  + " (each run writes its plots into its workdir's `plots/`)." if none
                  else "Every paper has a committed figure.")
     block = "\n".join([
-        f"Headline result, read from the committed results files ([RESULTS.md]({PAGE}) has "
-        f"all {len(rows)} papers and defines *front* and *pinned*):",
+        f"The flagship's headline result, read from the committed results files (all "
+        f"{len(rows)} papers: [{PAGE}]({PAGE}); *front* and *HCT* are defined in its "
+        f"[glossary]({PAGE}#glossary)):",
         "",
         table(root, [flagship]),
     ])
