@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_results_page_and_readme_flagship_row_match_the_committed_results():
-    assert rp.stale() == [], "stale against the committed results: run python3 tools/results_page.py"
+    assert rp.stale() == [], "stale against the committed results: run tools/results_page.py"
 
 
 def test_papers_are_the_workspace_rows_in_order():
@@ -64,20 +64,22 @@ def _row(page, name):
 
 def test_verdict_and_number_are_read_from_the_target_records(toy, monkeypatch):
     page, block = rp.render(str(toy))
-    assert "| value ≤ 0.5 | [0.25](experiments/named/front.json) | quick | **met** |" in _row(page, "NAMED")
+    named = _row(page, "NAMED")
+    assert "| value ≤ 0.5 | [0.25](experiments/named/front.json) | quick | **met** |" in named
     # a paper without named sources counts its outermost records: "bad" holds a record itself
     assert "| 1 of 2 targets met | official | **missed** |" in _row(page, "SUMMARY")
     assert "| — | — | **no results file** |" in _row(page, "EMPTY")
     assert "[results_quick.json](experiments/summary/results_quick.json)" not in page
-    assert "Committed results files without target records: [experiments/summary/results_quick" in page
+    assert "without target records: [experiments/summary/results_quick.json]" in page
     assert _row(page, "NAMED") in block and "SUMMARY" not in block
     monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}",
                                               sources=(rp.Source("front.json", "bad", "gpu"),)),))
-    assert "| [2](experiments/named/front.json) | gpu | **missed** |" in _row(rp.render(str(toy))[0], "NAMED")
+    named = _row(rp.render(str(toy))[0], "NAMED")
+    assert "| [2](experiments/named/front.json) | gpu | **missed** |" in named
     both = (rp.Source("front.json", "good", "quick"), rp.Source("front.json", "bad", "gpu"))
     monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}", sources=both),))
-    assert ("| [0.25](experiments/named/front.json) · [2](experiments/named/front.json) (2 runs) | "
-            "quick / gpu | **missed** |") in _row(rp.render(str(toy))[0], "NAMED")
+    assert ("| [0.25](experiments/named/front.json) · [2](experiments/named/front.json) "
+            "(2 runs) | quick / gpu | **missed** |") in _row(rp.render(str(toy))[0], "NAMED")
 
 
 def test_check_names_each_stale_file_after_a_results_file_changes(toy):
@@ -95,11 +97,11 @@ def test_check_names_each_stale_file_after_a_results_file_changes(toy):
 def test_a_missing_record_heading_or_file_is_one_line_naming_it(toy, monkeypatch):
     monkeypatch.setattr(rp, "PAPERS", (_paper("named", sources=(rp.Source("front.json", "gone",
                                                                           "quick"),)),))
-    with pytest.raises(ValueError, match=r"experiments/named/front.json: no target record at 'gone'"):
+    with pytest.raises(ValueError, match=r"named/front.json: no target record at 'gone'"):
         rp.render(str(toy))
     monkeypatch.setattr(rp, "PAPERS", (rp.Paper("named", "N", "c", "t", "no", "b", "Results",
                                                 "README.md#not a heading"),))
-    with pytest.raises(ValueError, match=r"experiments/named/README.md: no heading 'not a heading'"):
+    with pytest.raises(ValueError, match=r"named/README.md: no heading 'not a heading'"):
         rp.render(str(toy))
     (toy / "experiments/named/front.json").write_text("{truncated")
     monkeypatch.setattr(rp, "PAPERS", (_paper("named"),))
@@ -118,7 +120,8 @@ def test_anchor_follows_github_for_punctuation_and_repeated_headings(tmp_path):
 def test_check_command_reads_json_only():
     code = ("import runpy, sys\nsys.argv = ['results_page.py', '--check']\n"
             "try:\n    runpy.run_path('tools/results_page.py', run_name='__main__')\n"
-            "except SystemExit as e:\n    print(e.code, 'jax' in sys.modules, 'numpy' in sys.modules)\n")
+            "except SystemExit as e:\n"
+            "    print(e.code, 'jax' in sys.modules, 'numpy' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=60)
     assert out.stdout.split() == ["0", "False", "False"], out.stderr

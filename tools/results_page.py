@@ -200,8 +200,8 @@ GLOSSARY = """\
 - **HCT** (high-correlation time): how long a rollout's Pearson correlation with the fine-grid
   truth stays at or above 0.8, in the system's time units.
 - **front** (cost–accuracy front): for every wall-time budget, the best HCT that any classical
-  solver setting (pseudo-spectral or FD4 + RK4, 32²–128² grids) reaches within it. A learned model
-  is compared with the front at its own wall time: "0.98×" means 98 % of the front's HCT.
+  solver setting (pseudo-spectral or FD4 + RK4, 32²–128² grids) reaches within it. A learned
+  model is compared with the front at its own wall time: "0.98×" means 98 % of the front's HCT.
 - **pinned**: the timed process is bound to one CPU core with XLA single-threaded, so the learned
   and the classical points are timed alike and other load on the machine does not move them.
 - **settled**: every timed round lies on the same side of the target's bound.
