@@ -24,7 +24,6 @@ import sys
 import textwrap
 from typing import Callable, Sequence
 
-import matplotlib
 from absl import app, flags, logging
 
 from lib.common import config as config_lib
@@ -177,6 +176,8 @@ def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -
             if FLAGS.dry_run:
                 print(dry_run_text(FLAGS.config, config, workdir))
                 return
+            import matplotlib   # numpy; loaded after --help and config errors
+
             matplotlib.use("Agg")      # binaries write PNGs; notebooks keep their backend
             _callable(train_and_evaluate)(config, workdir)
         except config_lib.ConfigError as err:   # one line on stderr (no log line beside it)

@@ -17,8 +17,7 @@ import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Str
-from lib.multipdenet import data as data_lib
-from lib.pde import data_config, dataset as dataset_lib
+from lib.pde import data_config
 
 MODELS = ("multipdenet", "fno", "unet", "coarse_solver")
 NETS = ("fno", "unet", "none")
@@ -87,6 +86,9 @@ def schema(pde: str) -> dict[str, config_lib.Rule]:
 
 def _check_physics(config: ml_collections.ConfigDict) -> None:
     """Cross-field checks: the dataset request, the window, grids the networks can cover."""
+    from lib.multipdenet import data as data_lib   # JAX, loaded only when a config is checked
+    from lib.pde import dataset as dataset_lib
+
     spec = data_config.spec_from_config(config.dataset)  # CFL, divisibility, ...
     meta = dataset_lib.dataset_metadata(spec)
     stride = config.model.frame_stride

@@ -9,10 +9,14 @@ downsampling factor) also fail before any compute.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.pde import dataset, downsampling, systems
+
+if TYPE_CHECKING:
+    from lib.pde import dataset
 
 _POSITIVE = config_lib.Float(lo=0, lo_open=True)
 _NONNEGATIVE = config_lib.Float(lo=0)
@@ -44,7 +48,6 @@ DATA_RULES: dict[str, config_lib.Rule] = {
     "duration": _POSITIVE,
     "save_every": config_lib.Int(lo=1),
     "space_factor": config_lib.Int(lo=1),
-    "downsample": config_lib.Choice(tuple(downsampling.DOWNSAMPLERS)),
     "n_train": config_lib.Int(lo=1),
     "n_test": config_lib.Int(lo=1),
     "seed": config_lib.Int(lo=0),
@@ -55,15 +58,20 @@ DATA_RULES: dict[str, config_lib.Rule] = {
 
 def schema(pde: str) -> dict[str, config_lib.Rule]:
     """The flat schema of a config for system `pde` (ValueError for an unknown name)."""
+    from lib.pde import downsampling, systems   # JAX, loaded only when a config is checked
+
     systems.check_name(pde)
     rules: dict[str, config_lib.Rule] = {"pde": config_lib.Choice(systems.NAMES)}
     rules |= {f"params.{name}": PARAM_RULES[name] for name in systems.PARAMETERS[pde]}
     rules |= {f"data.{name}": rule for name, rule in DATA_RULES.items()}
+    rules["data.downsample"] = config_lib.Choice(tuple(downsampling.DOWNSAMPLERS))
     return rules
 
 
 def spec_from_config(config: ml_collections.ConfigDict) -> dataset.DatasetSpec:
     """Validate `config` and return its `DatasetSpec` (all checks before any compute)."""
+    from lib.pde import dataset   # JAX, loaded only when a config is checked
+
     config_lib.validate(config, schema(config.pde))
     spec = dataset.DatasetSpec(pde=config.pde, params=config.params.to_dict(), **config.data.to_dict())
     dataset.dataset_metadata(spec)
