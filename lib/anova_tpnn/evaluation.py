@@ -104,11 +104,15 @@ def purified_scores(ds: data_lib.Dataset, pur: tuple, comps: np.ndarray,
     Every model's components are projected onto the functional ANOVA of its own output
     under μ_M (mains μ-centred, pairs with zero marginals, the rest moved to lower orders)
     and scored on the design rows, whose mean is the μ_M integral: "stability_purified"
-    (mean over components, as "stability"), "stability_purified_mains", and for the
-    synthetic sets "recovery_purified" (± SE) against the exact decomposition of the true
-    f under the same μ_M, in standardised units: the quantile transform is monotone, so
-    the raw training values at the grid's order statistics are the grid's preimages and
-    `data.true_components(raw design rows, raw grid)` is that decomposition."""
+    (unit-RMS score averaged uniformly over all components, as "stability"),
+    "stability_purified_mains", and for the synthetic sets, against the exact
+    decomposition of the true f under the same μ_M in standardised units,
+    "stability_purified_signal" (across-replica variance / true variance, averaged over
+    the components that carry signal; per component in "..._per_component" with their
+    names in "stability_purified_signal_components") and "recovery_purified" (± SE). The
+    quantile transform is monotone, so the raw training values at the grid's order
+    statistics are the grid's preimages and `data.true_components(raw design rows, raw
+    grid)` is that decomposition."""
     grid, idx, rows = pur
     pure, _ = purify.purify(comps, idx, names, intercept)
     order = np.array([len(k) for k in names])
@@ -124,6 +128,11 @@ def purified_scores(ds: data_lib.Dataset, pur: tuple, comps: np.ndarray,
         t = np.stack(cols + extra, axis=1)
         est = np.concatenate([pure, np.zeros(pure.shape[:2] + (len(extra),))], axis=2)
         err = stability.recovery_error(est, t)
+        ratio, cols = stability.signal_variance_ratio(pure, t[:, :len(names)])
         out.update(recovery_purified=float(err.mean()),
-                   recovery_purified_se=float(err.std(ddof=1) / np.sqrt(len(err))))
+                   recovery_purified_se=float(err.std(ddof=1) / np.sqrt(len(err))),
+                   stability_purified_signal=float(ratio.mean()) if len(cols) else None,
+                   stability_purified_signal_per_component=ratio,
+                   stability_purified_signal_components=["-".join(map(str, names[c]))
+                                                         for c in cols])
     return out

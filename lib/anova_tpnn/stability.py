@@ -14,6 +14,11 @@ shrink with N. The score is then scale-free and lies in [0, 1]: averaged over po
 variance of unit-RMS vectors is 1 − mean_i (mean_r u_ri)², 0 when all replicas agree up
 to a positive factor and 1 when they cancel on average. A vector with ‖v‖ = 0 stays 0.
 
+On synthetic data the judged stability of purified components is instead
+`signal_variance_ratio`: the across-replica variance divided by the true component's
+variance, averaged over the components that carry signal (components without signal,
+whose unit-RMS score is noise, do not enter).
+
 Shapes: comps (R, N, C) — replicas × points × components.
 """
 from __future__ import annotations
@@ -47,6 +52,23 @@ def centre(comps: np.ndarray, train_rows: slice) -> np.ndarray:
 def importance(comps: np.ndarray) -> np.ndarray:
     """Mean over replicas of each component's mean square, (C,)."""
     return np.mean(np.mean(np.asarray(comps, np.float64) ** 2, axis=1), axis=0)
+
+
+def signal_variance_ratio(est: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ratios (S,), columns (S,)) on the components that carry signal (mean square of the
+    truth > 1e-12 × the largest one's): mean_i Var_r f̂_S(x_i) / mean_i f_S(x_i)², the
+    across-replica variance (population, over replicas) relative to the true component's
+    variance (its mean square: the true components are centred).
+
+    est (R, N, C), truth (N, C) on the same points and component columns, same units."""
+    est, truth = np.asarray(est, np.float64), np.asarray(truth, np.float64)
+    if est.ndim != 3 or truth.shape != est.shape[1:]:
+        raise ValueError(f"est must be (R, N, C) and truth (N, C) on the same points and "
+                         f"columns, got {est.shape} and {truth.shape}")
+    power = np.mean(truth ** 2, axis=0)
+    cols = np.flatnonzero(power > 1e-12 * power.max()) if power.max() > 0 else np.array([], int)
+    var = np.mean(np.var(est[:, :, cols], axis=0), axis=0)
+    return var / power[cols], cols
 
 
 def recovery_error(est: np.ndarray, truth: np.ndarray) -> np.ndarray:

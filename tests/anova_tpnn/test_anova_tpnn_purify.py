@@ -112,4 +112,22 @@ def test_purified_recovery_is_zero_for_the_truth_with_mains_hidden_in_pairs():
     comps = np.stack([hidden, hidden])
     out = evaluation.purified_scores(ds, (grid, idx, rows), comps, None, names)
     assert out["recovery_purified"] < 1e-10 and out["stability_purified"] < 1e-10
+    assert out["stability_purified_signal"] < 1e-10
     assert stability.recovery_error(comps, t).min() > 0.1
+    # replicas (1 + a_r) × truth, plus a large main effect whose sign flips between replicas
+    # on a feature without signal: purification is linear, so every signal component's
+    # variance / true variance is Var(a) exactly and the null main does not enter it; the
+    # uniform unit-RMS average sees only the null main (score 1; positive rescalings score 0)
+    signal = [k for k in names if np.mean(t[:, c[k]] ** 2) > 1e-12]
+    null = next(k for k in names if len(k) == 1 and k not in signal)
+    a = np.array([-0.2, 0.0, 0.3, 0.1])
+    junk = np.sin(3.0 * rows[:, null[0]])
+    noisy = np.stack([(1 + ar) * hidden for ar in a])
+    noisy[:, :, c[null]] += 5.0 * np.array([1, -1, 1, -1])[:, None] * junk
+    out = evaluation.purified_scores(ds, (grid, idx, rows), noisy, None, names)
+    assert sorted(out["stability_purified_signal_components"]) == sorted(
+        "-".join(map(str, k)) for k in signal)
+    np.testing.assert_allclose(out["stability_purified_signal_per_component"], np.var(a),
+                               rtol=1e-9)
+    assert out["stability_purified_signal"] == pytest.approx(np.var(a), rel=1e-9)
+    assert out["stability_purified"] == pytest.approx(1.0 / len(names), rel=1e-9)

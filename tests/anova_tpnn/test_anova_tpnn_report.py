@@ -107,20 +107,34 @@ def test_merging_two_workdirs_equals_the_run_of_both_and_refuses_conflicts():
 def test_purified_scores_are_judged_and_tabled_first_with_raw_as_secondary():
     results = _results()
     seed = results["datasets"]["synth_reg"]["modes"]["seed"]
-    # raw: tpnn far ahead; purified: NA²M close (1.2×) and better on recovery
-    for name, stab, rec in (("tpnn", 0.10, 0.20), ("nam", 0.12, 0.15), ("nbm", 0.30, 0.40)):
-        seed[name].update(stability_purified=stab, stability_purified_mains=stab,
-                          recovery_purified=rec, recovery_purified_se=0.01)
+    # raw: tpnn far ahead; purified on the signal components: NA²M close (1.2×) and better on
+    # recovery; purified unit-RMS over all components (secondary): tpnn 4× ahead of both
+    for name, sig, uni, rec in (("tpnn", 0.10, 0.05, 0.20), ("nam", 0.12, 0.20, 0.15),
+                                ("nbm", 0.30, 0.20, 0.40)):
+        seed[name].update(stability_purified_signal=sig, stability_purified=uni,
+                          stability_purified_mains=uni, recovery_purified=rec,
+                          recovery_purified_se=0.01)
     t = report.targets(results)
     assert t["stability"]["per_set"]["synth_reg/seed"]["met"]               # raw 3×, 2.5×
-    purified = t["stability_purified"]["per_set"]["synth_reg/seed"]
-    assert purified["ratios"] == pytest.approx({"nam": 1.2, "nbm": 3.0})
-    assert not purified["met"] and not t["stability_purified"]["all_met"]
+    judged = t["stability_purified_signal"]["per_set"]["synth_reg/seed"]
+    assert judged["ratios"] == pytest.approx({"nam": 1.2, "nbm": 3.0})
+    assert not judged["met"] and not t["stability_purified_signal"]["all_met"]
+    assert t["stability_purified"]["per_set"]["synth_reg/seed"]["met"]      # 4×, 4×
     assert not t["recovery_purified"]["per_set"]["synth_reg"]["met"]        # nam 0.15 < 0.20
     assert t["recovery"]["per_set"]["synth_reg"]["met"]                     # raw: tpnn wins
     text = report.tables({**results, "targets": t})
-    assert "| model | test RMSE ↓ (± SE) | purified stability, seeds ↓ |" in text
-    assert "| nam | 0.6000 ± 0.0100 | 0.1200 | — | 0.1200 | 0.150 ± 0.010 | 0.3000 |" in text
-    assert ("| **stability ≥ 2× NAM and NBM, purified components (judged)** | MISSED | "
-            "synth_reg/seed: nam 1.2×, nbm 3.0× (missed) |") in text
+    assert ("| model | test RMSE ↓ (± SE) | purified var / true var, signal components, seeds ↓ "
+            "| same, resamples ↓ | purified unit-RMS, all components, seeds ↓ |") in text
+    assert ("| nam | 0.6000 ± 0.0100 | 0.1200 | — | 0.2000 | — | 0.2000 | 0.150 ± 0.010 "
+            "| 0.3000 |") in text
+    assert ("| **stability ≥ 2× NAM and NBM, purified components, variance / true variance on "
+            "the signal components (judged)** | MISSED | synth_reg/seed: nam 1.2×, nbm 3.0× "
+            "(missed) |") in text
+    assert ("| same, purified, unit-RMS score averaged over all components (secondary) | MET | "
+            "synth_reg/seed: nam 4.0×, nbm 4.0× (met) |") in text
     assert "| stability ≥ 2× NAM and NBM (raw components) | MISSED |" in text
+    # a set without known components has no signal score: no judged row for it, no crash
+    for name in ("tpnn", "nam", "nbm"):
+        seed[name]["stability_purified_signal"] = None
+    t = report.targets(results)
+    assert "stability_purified_signal" not in t and t["stability_purified"]["all_met"]

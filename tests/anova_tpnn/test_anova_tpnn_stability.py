@@ -1,5 +1,6 @@
 """Stability score, centring, recovery error: closed forms and invariances."""
 import numpy as np
+import pytest
 
 from lib.anova_tpnn import stability
 
@@ -42,3 +43,22 @@ def test_recovery_error_is_zero_for_truth_and_one_for_zeros():
     np.testing.assert_allclose(stability.recovery_error(np.zeros((2, 25, 4)), truth), 1.0)
     half = stability.recovery_error(0.5 * truth[None], truth)
     np.testing.assert_allclose(half, 0.25)
+
+
+def test_signal_variance_ratio_is_replica_variance_over_true_variance_on_signal_columns():
+    rng = np.random.default_rng(4)
+    truth = rng.normal(size=(30, 3))
+    truth[:, 2] = 0.0                                       # a component without signal
+    truth -= truth.mean(axis=0)
+    pattern = rng.normal(size=(30, 3))
+    d = np.array([0.1, 0.5, 9.0])
+    est = np.stack([truth + d * pattern, truth - d * pattern])   # Var_r = (d · pattern)²
+    ratio, cols = stability.signal_variance_ratio(est, truth)
+    assert list(cols) == [0, 1]                             # the null column does not enter
+    expected = d[:2] ** 2 * np.mean(pattern[:, :2] ** 2, 0) / np.mean(truth[:, :2] ** 2, 0)
+    np.testing.assert_allclose(ratio, expected, rtol=1e-12)
+    again, _ = stability.signal_variance_ratio(7.0 * est, 7.0 * truth)    # same units: scale-free
+    np.testing.assert_allclose(again, ratio, rtol=1e-12)
+    with pytest.raises(ValueError, match="est must be"):
+        stability.signal_variance_ratio(est, truth[:, :2])
+
