@@ -16,8 +16,8 @@ to a positive factor and 1 when they cancel on average. A vector with ‖v‖ = 
 
 On synthetic data the judged stability of purified components is instead
 `signal_variance_ratio`: the across-replica variance divided by the true component's
-variance, averaged over the components that carry signal (components without signal,
-whose unit-RMS score is noise, do not enter).
+variance, averaged over the components that carry signal (at least 0.1 % of the true
+variance; components without signal, whose unit-RMS score is noise, do not enter).
 
 Shapes: comps (R, N, C) — replicas × points × components.
 """
@@ -54,9 +54,14 @@ def importance(comps: np.ndarray) -> np.ndarray:
     return np.mean(np.mean(np.asarray(comps, np.float64) ** 2, axis=1), axis=0)
 
 
-def signal_variance_ratio(est: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+SIGNAL_SHARE = 1e-3
+
+
+def signal_variance_ratio(est: np.ndarray, truth: np.ndarray, share: float = SIGNAL_SHARE
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """(ratios (S,), columns (S,)) on the components that carry signal (mean square of the
-    truth > 1e-12 × the largest one's): mean_i Var_r f̂_S(x_i) / mean_i f_S(x_i)², the
+    truth at least `share` of the sum over components; a near-null component would put its
+    noise over a vanishing denominator): mean_i Var_r f̂_S(x_i) / mean_i f_S(x_i)², the
     across-replica variance (population, over replicas) relative to the true component's
     variance (its mean square: the true components are centred).
 
@@ -66,7 +71,8 @@ def signal_variance_ratio(est: np.ndarray, truth: np.ndarray) -> tuple[np.ndarra
         raise ValueError(f"est must be (R, N, C) and truth (N, C) on the same points and "
                          f"columns, got {est.shape} and {truth.shape}")
     power = np.mean(truth ** 2, axis=0)
-    cols = np.flatnonzero(power > 1e-12 * power.max()) if power.max() > 0 else np.array([], int)
+    cols = (np.flatnonzero(power >= share * power.sum()) if power.sum() > 0
+            else np.array([], int))
     var = np.mean(np.var(est[:, :, cols], axis=0), axis=0)
     return var / power[cols], cols
 

@@ -47,14 +47,15 @@ def test_recovery_error_is_zero_for_truth_and_one_for_zeros():
 
 def test_signal_variance_ratio_is_replica_variance_over_true_variance_on_signal_columns():
     rng = np.random.default_rng(4)
-    truth = rng.normal(size=(30, 3))
+    truth = rng.normal(size=(30, 4))
     truth[:, 2] = 0.0                                       # a component without signal
+    truth[:, 3] *= 1e-3                                     # 1e-6 of the variance: none either
     truth -= truth.mean(axis=0)
-    pattern = rng.normal(size=(30, 3))
-    d = np.array([0.1, 0.5, 9.0])
+    pattern = rng.normal(size=(30, 4))
+    d = np.array([0.1, 0.5, 9.0, 0.1])
     est = np.stack([truth + d * pattern, truth - d * pattern])   # Var_r = (d · pattern)²
     ratio, cols = stability.signal_variance_ratio(est, truth)
-    assert list(cols) == [0, 1]                             # the null column does not enter
+    assert list(cols) == [0, 1]                             # null columns do not enter
     expected = d[:2] ** 2 * np.mean(pattern[:, :2] ** 2, 0) / np.mean(truth[:, :2] ** 2, 0)
     np.testing.assert_allclose(ratio, expected, rtol=1e-12)
     again, _ = stability.signal_variance_ratio(7.0 * est, 7.0 * truth)    # same units: scale-free
