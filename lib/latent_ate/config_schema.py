@@ -14,17 +14,25 @@ time are chosen — `penalty` "cv" over `l2_grid` with `cv_folds` inner folds, "
 from __future__ import annotations
 
 import ml_collections
-import numpy as np
 
 from lib.common import config as config_lib
 from lib.common.config import (MESH_SCHEMA, REQUIRED, Bool, Choice, ConfigError, Float, Floats,
     Int, Ints, Key, Names, Str)
-from lib.latent_ate.dml import AGGREGATIONS
-from lib.latent_ate.estimators import ESTIMATORS
-from lib.latent_ate.learners import PENALTIES
-from lib.latent_ate.semisynthetic import SETTINGS
 
 DATASETS = ("digits", "fashion_mnist")
+AGGREGATIONS = ("median_ci", "median_var")
+ESTIMATORS = ("naive", "oracle", "s_linear_latent", "s_mlp_latent", "dml_linear_pixels",
+              "dml_mlp_pixels", "dml_linear_latent", "dml_ols_latent", "dml_mlp_logit_latent",
+              "dml_lasso_latent", "dml_mlp_latent", "dml_iv_mlp_latent", "irm_mlp_latent",
+              "dml_mlp_ae")
+PENALTIES = ("cv", "scaled", "fixed")
+SETTINGS = ("label", "complex")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"AGGREGATIONS": "lib.latent_ate.dml:AGGREGATIONS",
+           "ESTIMATORS": "lib.latent_ate.estimators:ESTIMATORS",
+           "PENALTIES": "lib.latent_ate.learners:PENALTIES",
+           "SETTINGS": "lib.latent_ate.semisynthetic:SETTINGS"}
 
 # MLP nuisance penalty (learners.mlp). Default: "fixed" at λ = L2_DEFAULT = 1e-6 (the
 # official code's scikit-learn alpha = 1e-4 on batches of 200, i.e. practically no
@@ -81,7 +89,7 @@ KEYS: dict[str, Key] = {
     "dml.clip": Key(0.01, Float(lo=0.0, hi=0.5, hi_open=True)),
     "dml.aggregation": Key("median_ci", Choice(AGGREGATIONS)),
     "dml.level": Key(0.95, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
-    "dml.ridge_lambdas": Key(tuple(float(v) for v in np.logspace(-2, 4, 13)), Floats(lo=0.0)),
+    "dml.ridge_lambdas": Key(tuple(10.0 ** (k / 2 - 2) for k in range(13)), Floats(lo=0.0)),
     "dml.logistic_l2": Key(1.0, Float(lo=0.0)),
     "dml.lasso_alpha": Key(0.01, Float(lo=0.0)),
     "mlp.hidden": Key((32,), Ints(lo=1)),
@@ -98,7 +106,7 @@ KEYS: dict[str, Key] = {
     "mlp.batch_size": Key(0, Int(lo=0)),
     "mlp.epochs": Key(0, Int(lo=0)),
     "mlp.early_stopping": Key(True, Bool()),
-    "estimators": Key(REQUIRED, Names(tuple(ESTIMATORS))),
+    "estimators": Key(REQUIRED, Names(ESTIMATORS)),
     "id.points": Key(2000, Int(lo=10)),
     "id.k": Key(10, Int(lo=3, hi=100)),
     "eval.rep_batch": Key(25, Int(lo=1)),
@@ -106,8 +114,9 @@ KEYS: dict[str, Key] = {
     "eval.plot_reps": Key(40, Int(lo=1)),
     "eval.target_coverage": Key((91, 99), Ints(lo=0, length=2)),
     "eval.target_bias_fraction": Key(0.1, Float(lo=0.0, lo_open=True)),
-    "eval.target_estimators": Key(("dml_mlp_latent", "dml_iv_mlp_latent"),
-                                  Names(tuple(ESTIMATORS))),
+    # the treatment is binary in every design: the target is the official pairing (MLP
+    # outcome, logistic propensity)
+    "eval.target_estimators": Key(("dml_mlp_logit_latent",), Names(ESTIMATORS)),
     **config_lib.keys_of_block("mesh", config_lib.mesh_block(), MESH_SCHEMA),
 }
 

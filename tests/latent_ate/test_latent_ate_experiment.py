@@ -81,6 +81,15 @@ def test_a_workdir_of_another_config_is_refused(tiny_run):
         train.train_and_evaluate(config, workdir)
 
 
+@pytest.mark.parametrize("variant", ["quick", "official", "paper"])
+def test_the_target_is_the_official_pairing_with_both_mlp_nuisances_beside_it(variant):
+    # the treatment is binary in both designs: MLP outcome + logistic propensity is judged
+    config = config_lib.load_config(f"configs/latent_ate/latent_ate.py:{variant}")
+    assert tuple(config.eval.target_estimators) == ("dml_mlp_logit_latent",)
+    assert "dml_mlp_logit_latent" in config.estimators
+    assert variant == "official" or "dml_mlp_latent" in config.estimators
+
+
 @pytest.mark.parametrize("overrides,message", [
     ({"sim.settings": ("label", "text")}, r"'sim.settings' = \('label', 'text'\) is not allowed"),
     ({"data.label_classes": (3, 11)}, r"'data.label_classes' = \(3, 11\) is not allowed"),
