@@ -40,8 +40,16 @@ def targets(results: dict) -> dict:
             prm = beam["PRM/score"]["top1"]
             rivals = {k: v["top1"] for k, v in beam.items()
                       if k.startswith(("ORM/", "judge-lm")) and "lookahead" not in k}
+            cis = {k: beam[k].get("top1_ci") for k in ("PRM/score", *rivals)}
+            extra = {}
+            if all(c is not None and not np.any(np.isnan(c)) for c in cis.values()):
+                lo = cis["PRM/score"][0]
+                extra = {"prm_ci": list(cis["PRM/score"]),
+                         "rivals_ci": {k: list(cis[k]) for k in rivals},
+                         "overlapping": [k for k in rivals if cis[k][1] >= lo]}
             out["prm_beats_orm_and_judges_in_beam"] = target(
-                bool(rivals) and all(prm > v for v in rivals.values()), prm=prm, rivals=rivals)
+                bool(rivals) and all(prm > v for v in rivals.values()), prm=prm, rivals=rivals,
+                **extra)
         better = {k: {"top1": v["top1"], "greedy": v["greedy"], "judge_accuracy": v["judge_accuracy"]}
                   for k, v in arith["rerank"].items()
                   if not k.startswith("oracle") and v["judge_accuracy"] > 0.5}
@@ -55,6 +63,24 @@ def targets(results: dict) -> dict:
             lo <= 0 <= hi and hi1 < 0, one_order_slope=ps["one_order"]["slope"],
             both_orders_slope=ps["both_orders"]["slope"])
     return out
+
+
+def _prm_line(v: dict) -> str:
+    """The beam-search target's line: top-1 (with 95 % CIs when the run has them) and
+    whether the PRM's win is only on point estimates (some rival's CI reaches the PRM's)."""
+    if "prm_ci" not in v:
+        riv = ", ".join(f"{k} {x:.1f}" for k, x in v["rivals"].items())
+        return (f"* PRM beats ORM and prompted judges in beam search: PRM {v['prm']:.1f} vs "
+                f"{riv}: **{verdict(v)}**")
+    riv = ", ".join(f"{k} {x:.1f} {_ci(v['rivals_ci'][k])}" for k, x in v["rivals"].items())
+    line = (f"* PRM beats ORM and prompted judges in beam search: PRM {v['prm']:.1f} "
+            f"{_ci(v['prm_ci'])} vs {riv}: **{verdict(v)}**")
+    if not v["met"]:
+        return line
+    if v["overlapping"]:
+        return (f"{line} on point estimates only: the 95 % intervals overlap "
+                f"({', '.join(v['overlapping'])}), not significant")
+    return f"{line}, every rival's 95 % interval below the PRM's"
 
 
 def _ci(c) -> str:
@@ -157,10 +183,7 @@ def results_markdown(results: dict) -> str:
     if t:
         out += ["", "Targets:", ""]
         if "prm_beats_orm_and_judges_in_beam" in t:
-            v = t["prm_beats_orm_and_judges_in_beam"]
-            riv = ", ".join(f"{k} {x:.1f}" for k, x in v["rivals"].items())
-            out.append(f"* PRM beats ORM and prompted judges in beam search: PRM {v['prm']:.1f} vs "
-                       f"{riv}: **{verdict(v)}**")
+            out.append(_prm_line(t["prm_beats_orm_and_judges_in_beam"]))
         if "better_than_chance_rerank_beats_greedy" in t:
             v = t["better_than_chance_rerank_beats_greedy"]
             worse = [k for k, x in v["judges"].items() if x["top1"] <= x["greedy"]]

@@ -49,3 +49,22 @@ def test_targets_exclude_lookahead_and_simulated_rivals_and_render_exactly():
     assert not report.targets({"domains": {"arithmetic": {**ARITH, "position_study": ps}}})[
         "position_bias_cancelled"]["met"]
     assert report.targets({"domains": {"instructions": {}}}) == {}
+
+
+def test_the_beam_target_line_says_whether_the_intervals_overlap():
+    beam = {"PRM/score": {"top1": 46.7, "top1_ci": [30.0, 66.7]},
+            "ORM/score": {"top1": 23.3, "top1_ci": [10.0, 40.0]},
+            "judge-lm:compact/likert": {"top1": 20.0, "top1_ci": [6.7, 25.0]}}
+    t = report.targets({"domains": {"arithmetic": {**ARITH, "beam": beam}}})
+    v = t["prm_beats_orm_and_judges_in_beam"]
+    assert v["met"] and v["overlapping"] == ["ORM/score"]
+    text = report.results_markdown({"domains": {}, "targets": t, "wall_s": 3.0, "machine": "m"})
+    assert ("* PRM beats ORM and prompted judges in beam search: PRM 46.7 [30.00, 66.70] vs "
+            "ORM/score 23.3 [10.00, 40.00], judge-lm:compact/likert 20.0 [6.70, 25.00]: **MET** "
+            "on point estimates only: the 95 % intervals overlap (ORM/score), not "
+            "significant\n") in text
+    beam["ORM/score"]["top1_ci"] = [10.0, 29.0]
+    t = report.targets({"domains": {"arithmetic": {**ARITH, "beam": beam}}})
+    text = report.results_markdown({"domains": {}, "targets": t, "wall_s": 3.0, "machine": "m"})
+    assert "**MET**, every rival's 95 % interval below the PRM's\n" in text
+
