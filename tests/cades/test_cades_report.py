@@ -67,3 +67,17 @@ def test_render_recomputes_stale_summaries_and_targets():
     stale["parts"]["spp"]["families"]["self_correcting"]["summary"] = {"mean": {}}
     stale["targets"] = {"fpr_within_alpha_plus_3se": {"met": False}}
     assert report.render(stale, CONFIG) == EXPECTED
+
+
+def test_the_per_family_line_states_how_far_below_the_missed_families_are():
+    results = copy.deepcopy(RESULTS)
+    fams = results["parts"]["spp"]["families"]
+    for name, drop in (("b", 0.05), ("c", 0.02)):     # CADES 0.07 / 0.04 below KS arrival
+        fam = copy.deepcopy(FAM)
+        fam["auroc"]["cades"] = [[x - drop * (i > 0) for i, x in enumerate(row)]
+                                 for row in FAM["auroc"]["cades"]]
+        fams[name] = fam
+    text = report.render(results, CONFIG)
+    assert ("- CADES >= best single statistic (KS arr, KS int, 3S, CADES-arr, CADES-int) in "
+            "every family (within 2 SE): **MISSED** (missed in 2 of 3 families, by "
+            "0.040–0.070: b, c)\n") in text
