@@ -20,7 +20,7 @@ Variants:
           1,000 (measured), so that family gets 3,072 slots.
 """
 from lib.cades.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
-from lib.cades.scenarios import OFFICIAL_SPP_FAMILIES
+from lib.cades.config_schema import OFFICIAL_SPP_FAMILIES
 from lib.common.config import variant_config
 
 VARIANTS = ("tiny", "quick", "paper", "official")

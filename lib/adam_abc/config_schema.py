@@ -15,18 +15,33 @@ from typing import Any, Callable
 
 import ml_collections
 
-from lib.adam_abc import settings
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, ConfigError, Float, Int, Ints, Key, Rule, Str
 
 PARTS = ("rate", "asymptotic")
+METHODS = ("adam", "adam_eps", "sgd", "adam_const_alpha", "adam_const_beta2")
+CONTROLS = ("adam_const_alpha", "adam_const_beta2")
+# Names defined in modules that load JAX, copied so that config files load without it
+# (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"METHODS": "lib.adam_abc.settings:METHODS",
+           "CONTROLS": "lib.adam_abc.settings:CONTROLS"}
+
+
+def _parse_setting(name: str) -> tuple[str, str]:
+    from lib.adam_abc import settings   # JAX, loaded only when a config is checked
+    return settings.parse_setting(name)
+
+
+def _parse_run(name: str) -> tuple[str, str]:
+    from lib.adam_abc import settings
+    return settings.parse_run(name)
 
 
 @dataclasses.dataclass(frozen=True)
 class Names(Rule):
     """A sequence of distinct strings, each accepted by `parse` (non-empty unless allowed)."""
 
-    parse: Callable[[str], Any] = settings.parse_setting
+    parse: Callable[[str], Any] = _parse_setting
     what: str = "setting names '<problem>-<noise>'"
     allow_empty: bool = False
     options: tuple = ()
@@ -82,10 +97,10 @@ KEYS: dict[str, Key] = {
                          Names(allow_empty=True)),
     "rate.methods": Key(("adam", "sgd"), Names(
         parse=_identity, what="method names", allow_empty=True,
-        options=tuple(m for m in settings.METHODS if m not in settings.CONTROLS))),
+        options=tuple(m for m in METHODS if m not in CONTROLS))),
     "rate.extra": Key(("quadratic-gaussian/adam_eps", "quadratic-gaussian/adam_const_alpha",
                        "quadratic-skewed/adam_const_beta2"),
-                      Names(parse=settings.parse_run, what="runs '<problem>-<noise>/<method>'",
+                      Names(parse=_parse_run, what="runs '<problem>-<noise>/<method>'",
                             allow_empty=True)),
     "rate.horizons": Key(REQUIRED, Ints(lo=2)),
     "rate.records": Key(REQUIRED, Int(lo=1)),
@@ -101,11 +116,11 @@ KEYS: dict[str, Key] = {
                               Names(allow_empty=True)),
     "asymptotic.methods": Key(("adam", "sgd"), Names(
         parse=_identity, what="method names", allow_empty=True,
-        options=tuple(m for m in settings.METHODS if m not in settings.CONTROLS))),
+        options=tuple(m for m in METHODS if m not in CONTROLS))),
     "asymptotic.extra": Key(("quadratic-gaussian/adam_const_alpha",
                              "quadratic-skewed/adam_const_beta2",
                              "quadratic-gaussian/adam_const_beta2"),
-                            Names(parse=settings.parse_run,
+                            Names(parse=_parse_run,
                                   what="runs '<problem>-<noise>/<method>'", allow_empty=True)),
     "asymptotic.num_steps": Key(REQUIRED, Int(lo=10)),
     "asymptotic.records": Key(REQUIRED, Int(lo=2)),

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import ml_collections
 
-from lib.anova_tpnn.baselines import MODEL_NAMES
-from lib.anova_tpnn.data import NAMES as DATASET_NAMES
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str
 
+MODEL_NAMES = ("tpnn", "nam", "nbm", "mlp")
+DATASET_NAMES = ("synth_reg", "synth_clf", "diabetes", "breast_cancer", "madelon")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"MODEL_NAMES": "lib.anova_tpnn.baselines:MODEL_NAMES",
+           "DATASET_NAMES": "lib.anova_tpnn.data:NAMES"}
 MODES = ("seed", "resample")
 BATCH_ORDERS = ("shared", "per_replica")
 ALL_DATASETS = ("synth_reg", "synth_clf", "diabetes", "breast_cancer", "madelon")

@@ -16,11 +16,21 @@ from __future__ import annotations
 
 import ml_collections
 
-from lib.cades.scenarios import ALL_SPP_FAMILIES, MULTIVARIATE, SPP_FAMILIES
 from lib.common import config as config_lib
 from lib.common.config import (REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Key,
                                Names, Str)
 
+SPP_FAMILIES = ("increasing_rate", "decreasing_rate", "inhomogeneous", "stopping", "renewal_up",
+                "renewal_down", "hawkes", "self_correcting", "uniform")
+ALL_SPP_FAMILIES = SPP_FAMILIES + ("inhomogeneous_official", "uniform_official")
+OFFICIAL_SPP_FAMILIES = ("increasing_rate", "decreasing_rate", "inhomogeneous_official",
+                         "renewal_up", "renewal_down", "hawkes", "self_correcting", "stopping",
+                         "uniform_official")
+MULTIVARIATE = ("server_stop", "server_overload", "latency")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {name: f"lib.cades.scenarios:{name}" for name in (
+    "SPP_FAMILIES", "ALL_SPP_FAMILIES", "OFFICIAL_SPP_FAMILIES", "MULTIVARIATE")}
 PARTS = ("spp", "multivariate", "fpr")
 MODELS = ("hawkes", "neural")
 FPR_SETTINGS = ("spp", "server", "latency")

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import ml_collections
 
-from lib.cl_similarity.losses import LOSSES
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Str)
 
+LOSSES = ("infonce", "simclr", "dcl", "dhel", "siglip", "spectral")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"LOSSES": "lib.cl_similarity.losses:LOSSES"}
 PARTS = ("theory", "ssl")
 DATASETS = ("digits", "fashion_mnist")
 NUM_IMAGES = {"digits": 1797, "fashion_mnist": 70000}

@@ -317,8 +317,8 @@ def variant_config(variants: Mapping[str, Callable[[], Any]], arg: str | None, d
     """Helper for config files: dispatch `arg` to a variant builder with a clear error."""
     name = arg or default
     if name not in variants:
-        raise ConfigError(f"unknown config variant {name!r}{_suggest(name, variants)}; "
-                          f"allowed: {sorted(variants)}")
+        raise ConfigError(f"unknown config variant {name!r}; allowed: {sorted(variants)}"
+                          f"{_suggest(name, variants)}")
     return variants[name]()
 
 

@@ -15,10 +15,19 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (MESH_SCHEMA, REQUIRED, TRAIN_SCHEMA, Bool, Choice, ConfigError,
                                Float, Floats, Int, Ints, Key, Names, Str)
-from lib.dsl import field_lines, sturm_liouville
-from lib.dsl.data import DATASETS
-from lib.dsl.model import AMPLITUDES
-from lib.nn.mlp import ACTIVATIONS
+
+DATASETS = ("breast_cancer", "wine", "make_classification", "digits", "fashion_mnist", "moons")
+AMPLITUDES = ("entry_slope", "w_norm", "sup_norm")
+ACTIVATIONS = ("relu", "tanh", "gelu", "silu", "softplus", "mish")
+DOMAINS = ("ball", "box")
+SOLVERS = ("tsit5", "heun", "bosh3")
+MASS_KINDS = ("lumped", "consistent")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"DATASETS": "lib.dsl.data:DATASETS", "AMPLITUDES": "lib.dsl.model:AMPLITUDES",
+           "ACTIVATIONS": "lib.nn.mlp:ACTIVATIONS", "DOMAINS": "lib.dsl.field_lines:DOMAINS",
+           "SOLVERS": "lib.dsl.field_lines:SOLVERS",
+           "MASS_KINDS": "lib.dsl.sturm_liouville:MASS_KINDS"}
 
 KEYS: dict[str, Key] = {
     **config_lib.keys_of_block(
@@ -55,20 +64,20 @@ KEYS: dict[str, Key] = {
     "model.field_widths": Key((32,), Ints(lo=1)),
     "model.coef_widths": Key((32,), Ints(lo=1)),
     "model.amp_widths": Key((32,), Ints(lo=1)),
-    "model.activation": Key("tanh", Choice(tuple(ACTIVATIONS))),
+    "model.activation": Key("tanh", Choice(ACTIVATIONS)),
     "model.amplitude": Key("entry_slope", Choice(AMPLITUDES)),
-    "model.mass": Key("lumped", Choice(sturm_liouville.MASS_KINDS)),
+    "model.mass": Key("lumped", Choice(MASS_KINDS)),
     "model.grad": Key("spectral", Choice(("implicit", "spectral"))),
     "model.p_min": Key(0.05, Float(lo=0.0, lo_open=True)),
     "model.w_min": Key(0.05, Float(lo=0.0, lo_open=True)),
-    "model.domain": Key("ball", Choice(field_lines.DOMAINS)),
+    "model.domain": Key("ball", Choice(DOMAINS)),
     "model.radius": Key(1.0, Float(lo=0.0, lo_open=True)),
     "model.t_max": Key(2.5, Float(lo=0.0, lo_open=True)),
     "model.ode_steps": Key(6, Int(lo=1)),
-    "model.solver": Key("heun", Choice(tuple(field_lines.SOLVERS))),
+    "model.solver": Key("heun", Choice(SOLVERS)),
     "model.normalize": Key(True, Bool()),
     "mlp.depth": Key(2, Int(lo=1)),
-    "mlp.activation": Key("relu", Choice(tuple(ACTIVATIONS))),
+    "mlp.activation": Key("relu", Choice(ACTIVATIONS)),
     "optim.dsl.lr": Key(1e-3, Float(lo=0.0, lo_open=True)),
     "optim.mlp.lr": Key(1e-3, Float(lo=0.0, lo_open=True)),
     "optim.weight_decay": Key(1e-4, Float(lo=0.0)),
@@ -88,6 +97,8 @@ config = config_lib.config_builder(KEYS, "lib/dsl/config_schema.py")
 
 
 def _check_cross(config: ml_collections.ConfigDict) -> None:
+    from lib.dsl import sturm_liouville   # JAX, loaded only when a config is checked
+
     m, d = config.model, config.data
     if m.num_modes > sturm_liouville.max_modes(m.num_nodes):
         raise ConfigError(f"config key 'model.num_modes' = {m.num_modes!r} is not allowed; "

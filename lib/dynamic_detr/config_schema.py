@@ -9,9 +9,14 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Optional, Str)
-from lib.dynamic_detr.data import CLASSES
-from lib.dynamic_detr.spec import HOLISTIC, METHODS
 
+CLASSES = ("circle", "square", "triangle", "ring", "bar", "cross")
+METHODS = ("dense", "topk", "focus", "dynamic")
+HOLISTIC = ("context", "kept")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"CLASSES": "lib.dynamic_detr.data:CLASSES", "METHODS": "lib.dynamic_detr.spec:METHODS",
+           "HOLISTIC": "lib.dynamic_detr.spec:HOLISTIC"}
 ABLATIONS = ("no_density", "no_proximal", "no_holistic", "no_rescore", "no_center_distance",
              "no_unmerge", "no_aggregation")
 

@@ -19,12 +19,21 @@ from lib.common import config as config_lib
 from lib.common import paths
 from lib.common.config import (REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names,
                                Optional, Str)
-from lib.earth.baselines import BASELINES
-from lib.earth.data import NEGATIVE, ROUNDINGS
-from lib.earth.eano import ADJOINTS, SOLVERS
-from lib.earth.gltg import SELECTIONS
 from lib.data import public
-from lib.earth.model import VARIANTS
+
+VARIANTS = ("earth", "no_eano", "no_gltg", "no_xattn")
+BASELINES = ("persistence", "linear_ar", "gru", "gcn_gru")
+NEGATIVE = ("error", "keep", "clip")
+ROUNDINGS = ("round", "floor")
+SELECTIONS = ("most", "least")
+SOLVERS = ("rk4", "euler", "heun", "midpoint", "tsit5", "dopri5")
+ADJOINTS = ("recursive_checkpoint", "backsolve", "direct")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"VARIANTS": "lib.earth.model:VARIANTS", "BASELINES": "lib.earth.baselines:BASELINES",
+           "NEGATIVE": "lib.earth.data:NEGATIVE", "ROUNDINGS": "lib.earth.data:ROUNDINGS",
+           "SELECTIONS": "lib.earth.gltg:SELECTIONS", "SOLVERS": "lib.earth.eano:SOLVERS",
+           "ADJOINTS": "lib.earth.eano:ADJOINTS"}
 
 # benchmark name -> (series file, adjacency file) inside data.root
 BENCHMARKS = {
@@ -70,8 +79,8 @@ KEYS: dict[str, Key] = {
     "model.heads": Key(4, Int(lo=1)),
     "model.ar_lags": Key(4, Int(lo=1)),
     "model.alpha": Key(3.0, Float(lo=0.0, lo_open=True)),
-    "model.solver": Key("midpoint", Choice(tuple(SOLVERS))),
-    "model.adjoint": Key("recursive_checkpoint", Choice(tuple(ADJOINTS))),
+    "model.solver": Key("midpoint", Choice(SOLVERS)),
+    "model.adjoint": Key("recursive_checkpoint", Choice(ADJOINTS)),
     "model.dt": Key(1.0, Float(lo=0.0, lo_open=True)),
     "model.baseline_hidden": Key(12, Int(lo=1)),
     "model.epignn_k": Key(8, Int(lo=1)),

@@ -15,8 +15,17 @@ import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Names, Str
-from lib.editlord import editor, learner, library, perturb
+from lib.editlord import library, perturb
 from lib.lm import config_schema as lm_schema
+
+EDITOR_VARIANTS = ("base", "spec", "rules", "spec_rules")
+EDITOR_FORMATS = ("code", "edit_script")
+MAX_RULES_PER_SAMPLE = 9
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"EDITOR_VARIANTS": "lib.editlord.editor:VARIANTS",
+           "EDITOR_FORMATS": "lib.editlord.editor:FORMATS",
+           "MAX_RULES_PER_SAMPLE": "lib.editlord.learner:MAX_RULES_PER_SAMPLE"}
 
 KEYS: dict[str, Key] = {
     "tag": Key(REQUIRED, Str(allow_empty=False)),
@@ -44,7 +53,7 @@ KEYS: dict[str, Key] = {
     "rules.max_fraction": Key(0.5, Float(lo=0.0, hi=1.0, lo_open=True)),
     "rules.max_iters": Key(10, Int(lo=1)),
     "rules.reformat_every": Key(100, Int(lo=0)),
-    "rules.max_rules_per_sample": Key(9, Int(lo=1, hi=learner.MAX_RULES_PER_SAMPLE)),
+    "rules.max_rules_per_sample": Key(9, Int(lo=1, hi=MAX_RULES_PER_SAMPLE)),
     "rules.recovery_purity": Key(0.8, Float(lo=0.0, hi=1.0)),
     "rules.recovery_coverage": Key(0.5, Float(lo=0.0, hi=1.0)),
     "served.base_url": Key("", Str(allow_empty=True)),
@@ -52,8 +61,8 @@ KEYS: dict[str, Key] = {
     "served.api_key_env": Key("", Str(allow_empty=True)),
     "served.cache_dir": Key("", Str(allow_empty=True)),
     "served.max_tokens": Key(1024, Int(lo=16)),
-    "editor.variants": Key(("base", "spec_rules"), Names(editor.VARIANTS, allow_empty=True)),
-    "editor.target_format": Key("edit_script", Choice(editor.FORMATS)),
+    "editor.variants": Key(("base", "spec_rules"), Names(EDITOR_VARIANTS, allow_empty=True)),
+    "editor.target_format": Key("edit_script", Choice(EDITOR_FORMATS)),
     "editor.rename_copies": Key(REQUIRED, Int(lo=0)),
     "editor.abstract_identifiers": Key(True, Bool()),
     "editor.bpe_merges": Key(REQUIRED, Int(lo=0)),

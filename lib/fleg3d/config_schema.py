@@ -19,8 +19,18 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Rule, Str)
-from lib.fleg3d.shapes import CLASSES
-from lib.fleg3d.sources import KINDS, SCANOBJECTNN_STEMS
+
+CLASSES = ("sphere", "cube", "cylinder", "cone", "torus", "table", "chair", "lamp", "airplane",
+           "bottle", "mug", "bed", "stool", "dumbbell", "car", "bench", "house", "rocket", "bowl",
+           "capsule", "bookshelf", "umbrella", "ladder", "pyramid", "sofa", "ellipsoid")
+KINDS = ("modelnet40", "scanobjectnn")
+SCANOBJECTNN_STEMS = ("objectdataset", "objectdataset_augmented25_norot",
+                      "objectdataset_augmented25rot", "objectdataset_augmentedrot",
+                      "objectdataset_augmentedrot_scale75")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"CLASSES": "lib.fleg3d.shapes:CLASSES", "KINDS": "lib.fleg3d.sources:KINDS",
+           "SCANOBJECTNN_STEMS": "lib.fleg3d.sources:SCANOBJECTNN_STEMS"}
 
 TRAINED = ("fleg3d", "no_extraction", "no_embedding", "no_align", "filp3d")
 PROTOCOLS = ("same_domain", "cross_domain")

@@ -9,7 +9,7 @@ Blocks:
                endpoint), model.* (LMConfig fields), num_train, refine_fraction, optim.*,
                batch_size, train.* (the shared train block), served.* (base_url, model,
                cache_dir, api_key_env)
-  judge_lm     the prompted judge's model: source, fmt (judges.FORMATS), max_tokens,
+  judge_lm     the prompted judge's model: source, fmt (JUDGE_FORMATS), max_tokens,
                init_from_generator (fine-tune the trained generator LM instead of a fresh
                one; needs the same model block), and the same model/optim/train/served
                blocks as the generator
@@ -36,11 +36,22 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Key, Names, Str)
-from lib.jetts import judges, protocols, reward_models
 from lib.lm import config_schema as lm_schema
 
 DOMAINS = ("arithmetic", "humaneval", "instructions")
 SOURCES = ("local", "served")
+JUDGE_FORMATS = ("prometheus", "sfr", "compact")
+REWARD_KINDS = ("orm", "prm")
+AGGREGATIONS = ("min", "last", "prod")
+RANKING_METHODS = ("likert", "additive", "round_robin")
+RERANK_METHODS = ("likert", "additive", "round_robin", "knockout")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"JUDGE_FORMATS": "lib.jetts.judges:FORMATS",
+           "REWARD_KINDS": "lib.jetts.reward_models:KINDS",
+           "AGGREGATIONS": "lib.jetts.reward_models:AGGREGATIONS",
+           "RANKING_METHODS": "lib.jetts.protocols:RANKING_METHODS",
+           "RERANK_METHODS": "lib.jetts.protocols:RERANK_METHODS"}
 
 
 def _train(prefix: str, **defaults) -> dict[str, Key]:
@@ -74,7 +85,7 @@ KEYS: dict[str, Key] = {
     **lm_schema.model_keys("generator", min_len=16, num_heads=2),
     **lm_schema.optim_keys("generator"), **_train("generator"), **_served("generator"),
     "judge_lm.source": Key("local", Choice(SOURCES)),
-    "judge_lm.fmt": Key("compact", Choice(tuple(judges.FORMATS))),
+    "judge_lm.fmt": Key("compact", Choice(JUDGE_FORMATS)),
     "judge_lm.max_tokens": Key(REQUIRED, Int(lo=1)),
     "judge_lm.num_train": Key(REQUIRED, Int(lo=1)),
     "judge_lm.init_from_generator": Key(False, Bool()),
@@ -82,12 +93,12 @@ KEYS: dict[str, Key] = {
     **lm_schema.model_keys("judge_lm", min_len=16, num_heads=2),
     **lm_schema.optim_keys("judge_lm"), **_train("judge_lm", log_every=1),
     **_served("judge_lm"),
-    "reward.kinds": Key(("orm", "prm"), Names(reward_models.KINDS)),
+    "reward.kinds": Key(("orm", "prm"), Names(REWARD_KINDS)),
     "reward.num_train_queries": Key(REQUIRED, Int(lo=1)),
     "reward.samples_per_query": Key(REQUIRED, Int(lo=1)),
     "reward.synthetic": Key(True, Bool()),
     "reward.logprob_feature": Key(True, Bool()),
-    "reward.aggregation": Key("min", Choice(reward_models.AGGREGATIONS)),
+    "reward.aggregation": Key("min", Choice(AGGREGATIONS)),
     "reward.batch_size": Key(REQUIRED, Int(lo=1)),
     **lm_schema.optim_keys("reward", lr=1e-3, warmup=10, weight_decay=0.0),
     **_train("reward"),
@@ -104,9 +115,9 @@ KEYS: dict[str, Key] = {
     "simulated.tie_rate": Key(0.05, Float(lo=0.0, hi=1.0)),
     "simulated.malformed_rate": Key(0.05, Float(lo=0.0, hi=1.0)),
     "protocols.rerank_methods": Key(("likert", "additive", "round_robin", "knockout"),
-                                   Names(protocols.RERANK_METHODS)),
+                                   Names(RERANK_METHODS)),
     "protocols.beam_methods": Key(("likert", "additive", "round_robin"),
-                                 Names(protocols.RANKING_METHODS)),
+                                 Names(RANKING_METHODS)),
     "protocols.lookahead": Key(True, Bool()),
     "protocols.refine_queries": Key(REQUIRED, Int(lo=0)),
     "protocols.refine_iterations": Key(2, Int(lo=1)),

@@ -14,10 +14,20 @@ import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Names, Str
-from lib.kar_peak.fit import method_names
-from lib.kar_peak.kar import FORMS, RESIDUALS
-from lib.kar_peak.tasks import COLOUR_IMAGES, IMAGES, MASKS
 
+INR_KINDS = ("relu", "relu_pe", "rff", "siren", "finer", "peak")
+METHOD_NAMES = INR_KINDS + tuple(f"{k}+kar" for k in INR_KINDS)   # a kind, optionally '+kar'
+FORMS = ("rowcol", "grid", "ntk")
+RESIDUALS = ("squared", "laplacian")
+COLOUR_IMAGES = ("astronaut", "coffee", "chelsea", "rocket")
+IMAGES = ("camera", "brick", "grass", "gravel", "moon", "coins") + COLOUR_IMAGES
+MASKS = ("random", "patch", "textural")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"METHOD_NAMES": "lib.kar_peak.fit:method_names", "FORMS": "lib.kar_peak.kar:FORMS",
+           "RESIDUALS": "lib.kar_peak.kar:RESIDUALS",
+           "COLOUR_IMAGES": "lib.kar_peak.tasks:COLOUR_IMAGES",
+           "IMAGES": "lib.kar_peak.tasks:IMAGES", "MASKS": "lib.kar_peak.tasks:MASKS"}
 PARTS = ("images", "regression")
 POS = dict(lo=0.0, lo_open=True)
 
@@ -37,7 +47,7 @@ KEYS: dict[str, Key] = {
     "data.patch_fraction": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
     "data.patch_size": Key(8, Int(lo=1)),
     "data.mask_seed": Key(0, Int(lo=0)),
-    "methods": Key(REQUIRED, Names(method_names())),
+    "methods": Key(REQUIRED, Names(METHOD_NAMES)),
     "inr.width": Key(64, Int(lo=1, hi=4096)),
     "inr.depth": Key(3, Int(lo=1, hi=16)),
     "inr.pe_levels": Key(6, Int(lo=1, hi=16)),
@@ -64,7 +74,7 @@ KEYS: dict[str, Key] = {
     "eval.ntk_points": Key(256, Int(lo=4, hi=4096)),
     "eval.ntk_chunk": Key(32, Int(lo=1)),
     "eval.plots": Key(True, Bool()),
-    "regression.methods": Key(("rff", "rff+kar", "peak", "peak+kar"), Names(method_names())),
+    "regression.methods": Key(("rff", "rff+kar", "peak", "peak+kar"), Names(METHOD_NAMES)),
     "regression.num_steps": Key(400, Int(lo=1)),
     "regression.n_train": Key(24, Int(lo=2)),
     "regression.n_test": Key(128, Int(lo=4, hi=4096)),

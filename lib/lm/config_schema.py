@@ -6,13 +6,16 @@ fields), `optim`, `train` (shared block + `batch_size`), `eval`, `mesh`, `tag`, 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Int, Key, Rule, Str)
-from lib.lm import tasks
-from lib.lm.model import LMConfig
+
+if TYPE_CHECKING:
+    from lib.lm.model import LMConfig
 
 
 def _key(prefix: str, name: str) -> str:
@@ -81,6 +84,8 @@ config = config_lib.config_builder(KEYS, "lib/lm/config_schema.py")
 
 def example_length(config: ml_collections.ConfigDict) -> int:
     """Tokens of the longest addition conversation (byte tokens: an upper bound with BPE)."""
+    from lib.lm import tasks   # numpy, loaded only when a config is checked
+
     d = config.task.digits
     p = tasks.Problem(10 ** d - 1, 10 ** d - 1)
     text = tasks.prompt_text(p, d, True) + tasks.solution_text(p, d)
@@ -107,6 +112,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 
 def model_config(config: ml_collections.ConfigDict, vocab_size: int) -> LMConfig:
+    from lib.lm.model import LMConfig   # JAX, loaded only when a model is built
+
     m = config.model
     return LMConfig(vocab_size=vocab_size, d_model=m.d_model, num_layers=m.num_layers,
                     num_heads=m.num_heads, d_ff=m.d_ff, max_len=m.max_len,

@@ -25,10 +25,16 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names,
                                Optional, Str)
-from lib.maxentdp.agent import ALGOS, BACKUPS
-from lib.maxentdp.diffusion_policy import BOUNDS
-from lib.maxentdp.envs import BRAX_TASKS
 
+ALGOS = ("maxentdp", "sac")
+BACKUPS = ("policy", "softmax")
+BOUNDS = ("tanh", "clip")
+BRAX_TASKS = ("hopper", "halfcheetah", "walker2d", "ant", "inverted_pendulum", "reacher")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"ALGOS": "lib.maxentdp.agent:ALGOS", "BACKUPS": "lib.maxentdp.agent:BACKUPS",
+           "BOUNDS": "lib.maxentdp.diffusion_policy:BOUNDS",
+           "BRAX_TASKS": "lib.maxentdp.envs:BRAX_TASKS"}
 ENVS = ("multigoal", "pendulum", "hopper", "halfcheetah")
 BRAX_BACKENDS = ("positional", "generalized", "spring", "mjx")
 assert set(ENVS[2:]) <= set(BRAX_TASKS)

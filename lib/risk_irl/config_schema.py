@@ -17,7 +17,11 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Names, Str)
-from lib.risk_irl.utilities import FAMILIES
+
+FAMILIES = ("linear", "sqrt", "square", "convex_concave", "strong_concave", "strong_convex")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"FAMILIES": "lib.risk_irl.utilities:FAMILIES"}
 
 PARTS = ("investment", "participants", "random", "multi_env")
 

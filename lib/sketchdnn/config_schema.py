@@ -17,9 +17,18 @@ import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str
-from lib.sketchdnn.generator import FAMILIES, FAMILY_SIZES
-from lib.sketchdnn.label_process import X0_LOGITS
-from lib.sketchdnn.loss import CE_MEANS
+
+FAMILIES = ("rectangle", "rounded_rectangle", "slot", "bolt_circle", "l_bracket", "arch")
+FAMILY_SIZES = {"rectangle": (4, 13), "rounded_rectangle": (8, 15), "slot": (4, 10),
+                "bolt_circle": (5, 15), "l_bracket": (6, 12), "arch": (4, 9)}
+X0_LOGITS = ("embedding_mean", "two_log_p")
+CE_MEANS = ("slots", "slots_and_classes")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"FAMILIES": "lib.sketchdnn.generator:FAMILIES",
+           "FAMILY_SIZES": "lib.sketchdnn.generator:FAMILY_SIZES",
+           "X0_LOGITS": "lib.sketchdnn.label_process:X0_LOGITS",
+           "CE_MEANS": "lib.sketchdnn.loss:CE_MEANS"}
 
 # run name -> (label process, positional encoding)
 RUNS = {"gaussian_softmax": ("gaussian_softmax", False),
@@ -40,7 +49,7 @@ KEYS: dict[str, Key] = {
     "data.num_slots": Key(12, Int(lo=1, hi=64)),
     "data.min_primitives": Key(4, Int(lo=1)),
     "data.max_primitives": Key(12, Int(lo=1)),
-    "data.families": Key(tuple(FAMILIES), Names(tuple(FAMILIES))),
+    "data.families": Key(FAMILIES, Names(FAMILIES)),
     "data.num_train": Key(20_000, Int(lo=1)),
     "data.num_test": Key(1000, Int(lo=2)),
     "diffusion.num_steps": Key(200, Int(lo=2)),

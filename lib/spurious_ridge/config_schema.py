@@ -13,8 +13,13 @@ import ml_collections
 from lib.common import config as config_lib
 from lib.common.config import (
     REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str)
-from lib.spurious_ridge.data import SETTINGS
-from lib.spurious_ridge.random_features import RF_ACTIVATIONS
+
+SETTINGS = ("base", "weak_corr", "strong_corr", "simple_y", "overparam")
+RF_ACTIVATIONS = ("tanh", "erf", "linear")
+# Names defined in modules that load JAX or numpy, copied so that config files load
+# without them (tests/common/test_config_imports.py checks each copy against its source).
+MIRRORS = {"SETTINGS": "lib.spurious_ridge.data:SETTINGS",
+           "RF_ACTIVATIONS": "lib.spurious_ridge.random_features:RF_ACTIVATIONS"}
 
 PARTS = ("gaussian", "rf", "digits")
 
@@ -31,16 +36,16 @@ KEYS: dict[str, Key] = {
     "seed": Key(0, Int(lo=0)),
     "parts": Key(("gaussian", "rf", "digits"), Names(PARTS)),
     "gaussian.settings": Key(("base", "weak_corr", "strong_corr", "simple_y", "overparam"),
-                            Names(tuple(SETTINGS))),
+                            Names(SETTINGS)),
     "gaussian.d": Key(REQUIRED, Int(lo=2)),
     "gaussian.noise": Key(0.5, Float(lo=0.0)),
     "gaussian.num_seeds": Key(REQUIRED, Int(lo=2)),
     "gaussian.theory_points": Key(REQUIRED, Int(lo=3, hi=2000)),
     "gaussian.target_rel_err": Key(0.05, Float(lo=0.0, lo_open=True, hi=1.0)),
     **_grid("gaussian", 1e-3, 1e2),
-    "rf.setting": Key("base", Choice(tuple(SETTINGS))),
+    "rf.setting": Key("base", Choice(SETTINGS)),
     "rf.d": Key(REQUIRED, Int(lo=2)),
-    "rf.activation": Key("tanh", Choice(tuple(RF_ACTIVATIONS))),
+    "rf.activation": Key("tanh", Choice(RF_ACTIVATIONS)),
     "rf.widths": Key(REQUIRED, Ints(lo=1)),
     "rf.equiv_width": Key(REQUIRED, Int(lo=1)),
     "rf.width_sweep_lambda": Key(1e-5, Float(lo=0.0, lo_open=True)),
@@ -56,7 +61,7 @@ KEYS: dict[str, Key] = {
     "digits.num_permutations": Key(REQUIRED, Int(lo=1)),
     "digits.widths": Key(REQUIRED, Ints(lo=1)),
     "digits.rf_lambda": Key(1e-4, Float(lo=0.0, lo_open=True)),
-    "digits.activation": Key("tanh", Choice(tuple(RF_ACTIVATIONS))),
+    "digits.activation": Key("tanh", Choice(RF_ACTIVATIONS)),
     "digits.moment_draws": Key(REQUIRED, Int(lo=1)),
     **_grid("digits", 1e-2, 1e3),
     "eval.plots": Key(True, Bool()),

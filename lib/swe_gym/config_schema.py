@@ -10,12 +10,16 @@ Blocks: `data` (generated benchmark), `sandbox` (test-run limits), `agent` (caps
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ml_collections
 
 from lib.common import config as config_lib
 from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Names, Str
-from lib.lm.model import LMConfig
 from lib.swe_gym import mutations
+
+if TYPE_CHECKING:
+    from lib.lm.model import LMConfig
 
 KEYS: dict[str, Key] = {
     "tag": Key(REQUIRED, Str(allow_empty=False)),
@@ -111,6 +115,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 
 def lm_config(config: ml_collections.ConfigDict, vocab_size: int) -> LMConfig:
+    from lib.lm.model import LMConfig   # JAX, loaded only when a model is built
+
     m = config.lm
     return LMConfig(vocab_size=vocab_size, d_model=m.d_model, num_layers=m.num_layers,
                     num_heads=m.num_heads, d_ff=m.d_ff, max_len=m.max_len)
