@@ -27,7 +27,9 @@ def test_targets_met_and_missed():
     runs["pendulum_maxentdp"] = _run("pendulum", "maxentdp", [[-250], [-200]])  # within spread
     runs["multigoal_maxentdp"]["multigoal"]["stochastic"]["distinct_goals"] = [4, 3, 4]
     t = report.targets(runs)
-    assert t["pendulum_final_return"]["met"]
+    assert t["pendulum_final_return"]["met"] and not t["pendulum_final_return"]["ahead"]
+    assert report.target_verdict(t["pendulum_final_return"]) == (
+        "MET within the spread only (MaxEntDP's mean below SAC's)")
     assert not t["multigoal_all_goals"]["met"]
     del runs["multigoal_sac"]["multigoal"]                 # SAC still training: no verdict yet
     assert "multigoal_all_goals" not in report.targets(runs)
@@ -40,6 +42,7 @@ def test_targets_compare_at_the_last_common_step():
             "hopper_sac": _run("hopper", "sac", [[10, 90, 500], [30, 100, 520]])}
     t = report.targets(runs)["hopper_final_return"]
     assert t["env_steps"] == 2000 and t["sac"] == 95.0 and t["maxentdp"] == 105.0 and t["met"]
+    assert report.target_verdict(t) == "MET"                # ahead on the mean
     runs["hopper_maxentdp"]["env_steps"] = []              # a run the budget never started
     assert "hopper_final_return" not in report.targets(runs)
 
