@@ -18,21 +18,32 @@ The loop (`run_episode`):
     prediction = `git diff` of the workspace against base_commit (new files included).
 
 Bash runs through `lib.lm.sandbox.run_in_copy` (limits, no network) on a copy of the
-workspace; the copy's files then replace the workspace's, so edits made by commands
-persist across turns. A read-only command's output is cached by (tree hash, command).
+workspace (its .git included, so git works inside); the copy's work-tree files then
+replace the workspace's, so edits made by commands persist across turns. The copy's .git
+never comes back (git state made inside -- index, commits, config, hooks -- lasts one
+command; the host's git only ever reads the workspace's own .git), nor does any nested
+.git, FIFO, socket or device; links come back as links. A read-only command's output is
+cached by (tree hash, command).
+
+The editor works on the host through `treefs`: it refuses links (anywhere on the path),
+FIFOs and devices, paths outside the repository or inside .git, and files over
+`MAX_EDIT_BYTES`.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
+import posixpath
 import shutil
 import time
 from collections.abc import Sequence
 from typing import Protocol
 
 from lib.lm import sandbox
-from lib.swe_gym import runtime
+from lib.swe_gym import runtime, treefs
+
+MAX_EDIT_BYTES = 1 << 20      # the editor reads and writes files up to this size
 
 TOOLS = [
     {"type": "function", "function": {
@@ -111,14 +122,15 @@ class AgentEnv:
 
     # ------------------------------------------------------------------ paths
     def _resolve(self, path: str) -> str:
+        """The normalised path relative to the repository ("" for its root)."""
         if not isinstance(path, str) or not path:
             raise ToolError("a path is required")
         rel = path[len("/workspace/"):] if path.startswith("/workspace/") else path
-        full = os.path.normpath(os.path.join(self.ws.path, rel))
-        if not (full == self.ws.path or full.startswith(self.ws.path + os.sep)) or \
-                "/.git" in full[len(self.ws.path):]:
+        rel = "" if rel in ("/workspace", ".") else posixpath.normpath(rel)
+        parts = rel.split("/")
+        if rel.startswith("/") or parts[0] == ".." or ".git" in parts or "\0" in rel:
             raise ToolError(f"path {path!r} is outside the repository")
-        return full
+        return "" if rel == "." else rel
 
     # ------------------------------------------------------------------ tools
     def bash(self, command: str) -> str:
@@ -130,19 +142,19 @@ class AgentEnv:
             return self.bash_cache[key]
         res = sandbox.run_in_copy(self.ws.path, ["bash", "-c", command],
                                   limits=self.caps.bash_limits, keep=True)
+        left_out: list[str] = []
         try:
             work = os.path.join(res.root, "work")
-            if runtime.tree_hash(work) != before:
-                # the command changed files: its copy becomes the workspace
-                shutil.rmtree(self.ws.path)
-                shutil.move(work, self.ws.path)
-                cacheable = False
-            else:
-                cacheable = True
+            cacheable = runtime.tree_hash(work) == before
+            if not cacheable:      # the command changed files: they replace the workspace's
+                left_out = treefs.copy_tree(work, self.ws.path, skip=(".git",))
         finally:
             shutil.rmtree(res.root, ignore_errors=True)
         out = (res.stdout + res.stderr).rstrip()
         tail = "[command timed out]" if res.timed_out else f"[exit code {res.returncode}]"
+        if left_out:
+            tail += ("\n[not kept (FIFO, socket, device or unreadable): "
+                     f"{', '.join(left_out[:20])}]")
         text = (out + "\n" if out else "") + tail
         if cacheable and not res.timed_out:
             self.bash_cache[key] = text
@@ -151,15 +163,19 @@ class AgentEnv:
     def editor(self, command: str, path: str, file_text: str | None = None,
                old_str: str | None = None, new_str: str | None = None,
                insert_line: int | None = None, view_range: Sequence[int] | None = None) -> str:
-        full = self._resolve(path)
+        rel = self._resolve(path)
+        try:
+            return self._edit(command, rel, path, file_text, old_str, new_str, insert_line,
+                              view_range)
+        except treefs.TreeError as e:
+            raise ToolError(str(e)) from None
+
+    def _edit(self, command, rel, path, file_text, old_str, new_str, insert_line, view_range):
+        root = self.ws.path
         if command == "view":
-            if os.path.isdir(full):
-                items = []
-                for dp, dn, fn in os.walk(full):
-                    dn[:] = sorted(d for d in dn if not d.startswith((".", "__pycache__")))
-                    items += [os.path.relpath(os.path.join(dp, f), self.ws.path) for f in sorted(fn)]
-                return "\n".join(items)
-            lines = self._read(full).splitlines()
+            if not rel or treefs.lkind(root, rel) == "directory":
+                return self._listing(rel)
+            lines = self._read(rel, edit=False).splitlines()
             lo, hi = 1, len(lines)
             if view_range:
                 lo, hi = int(view_range[0]), int(view_range[1])
@@ -167,30 +183,31 @@ class AgentEnv:
                 if not 1 <= lo <= max(hi, 1) or hi > len(lines):
                     raise ToolError(f"view_range {list(view_range)} is outside 1..{len(lines)}")
             return "\n".join(f"{i:6d}\t{lines[i - 1]}" for i in range(lo, hi + 1))
+        if not rel:
+            raise ToolError(f"{command} needs a file path, not the repository root")
         if command == "create":
             if file_text is None:
                 raise ToolError("create needs file_text")
-            if os.path.exists(full):
+            kind = treefs.lkind(root, rel)
+            if kind == "symbolic link":
+                raise ToolError(f"{path} is a symbolic link; the editor does not follow links")
+            if kind is not None:
                 raise ToolError(f"{path} already exists; use str_replace to edit it")
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "w") as f:
-                f.write(file_text)
+            self._write(rel, file_text, create=True)
             return f"created {path}"
         if command == "str_replace":
             if not old_str:
                 raise ToolError("str_replace needs a non-empty old_str")
-            text = self._read(full)
+            text = self._read(rel)
             n = text.count(old_str)
             if n != 1:
                 raise ToolError(f"old_str occurs {n} times in {path}; it must occur exactly once")
-            text = text.replace(old_str, new_str or "")
-            with open(full, "w") as f:
-                f.write(text)
+            self._write(rel, text.replace(old_str, new_str or ""))
             return f"edited {path}"
         if command == "insert":
             if new_str is None or insert_line is None:
                 raise ToolError("insert needs insert_line and new_str")
-            lines = self._read(full).splitlines(keepends=True)
+            lines = self._read(rel).splitlines(keepends=True)
             k = int(insert_line)
             if not 0 <= k <= len(lines):
                 raise ToolError(f"insert_line {k} is outside 0..{len(lines)}")
@@ -198,18 +215,37 @@ class AgentEnv:
             if k and not lines[k - 1].endswith("\n"):
                 lines[k - 1] += "\n"
             lines.insert(k, add)
-            with open(full, "w") as f:
-                f.write("".join(lines))
+            self._write(rel, "".join(lines))
             return f"inserted into {path} after line {k}"
         raise ToolError(f"unknown editor command {command!r}; expected view, create, "
                         "str_replace or insert")
 
-    @staticmethod
-    def _read(full: str) -> str:
-        if not os.path.isfile(full):
-            raise ToolError(f"{full.split('/repo/', 1)[-1]} is not a file")
-        with open(full) as f:
-            return f.read()
+    def _listing(self, rel: str) -> str:
+        """Files and links under the directory rel (hidden directories and __pycache__
+        left out): a directory's own entries first, then its subdirectories'."""
+        base = os.path.join(self.ws.path, rel) if rel else self.ws.path
+        items = []
+        for sub, kind in treefs.walk(base, skip=(".git",)):
+            parts = sub.split("/")
+            if kind == "dir" or any(d.startswith((".", "__pycache__")) for d in parts[:-1]):
+                continue
+            key = [(1, d) for d in parts[:-1]] + [(0, parts[-1])]
+            items.append((key, f"{rel}/{sub}" if rel else sub))
+        return "\n".join(p for _, p in sorted(items))
+
+    def _read(self, rel: str, edit: bool = True) -> str:
+        """The file's text; one that is not UTF-8 is shown with replacement characters but
+        not edited (rewriting it would change bytes the edit did not touch)."""
+        data = treefs.read_bytes(self.ws.path, rel, MAX_EDIT_BYTES)
+        try:
+            return data.decode("utf-8", errors="strict" if edit else "replace")
+        except UnicodeDecodeError:
+            raise ToolError(f"{rel} is not UTF-8 text; edit it with execute_bash") from None
+
+    def _write(self, rel: str, text: str, create: bool = False) -> None:
+        if len(text.encode()) > MAX_EDIT_BYTES:
+            raise ToolError(f"the new content of {rel} is over the {MAX_EDIT_BYTES}-byte cap")
+        treefs.write_text(self.ws.path, rel, text, create=create)
 
     def execute(self, call: dict) -> tuple[str, bool]:
         """(observation, finished) of one OpenAI-style tool call; errors become text."""

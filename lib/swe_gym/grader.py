@@ -7,21 +7,26 @@ Procedure (SWE-bench's evaluation, on a local checkout instead of a docker image
   1. check out `base_commit` in a fresh temporary clone (runtime.Workspace);
   2. apply the candidate patch; when it does not apply the verdict is NO with
      error "patch apply failed" (SWE-bench's `Patch Apply Failed`), never an exception;
-  3. reset every file the test patch touches to its base-commit content (so a candidate
-     cannot edit the tests that judge it) and apply `test_patch`;
+  3. grade the task's own tests: the candidate's changes to tests and pytest configuration
+     are stripped -- every `protected` path it added, changed, replaced or deleted (test
+     files, conftest.py anywhere, pytest.ini / pyproject.toml / setup.cfg / tox.ini
+     anywhere, the test patch's files and the files run) is restored to its base-commit
+     content or removed, the rest of the patch stays -- then `test_patch` is applied;
   4. run pytest on the test files named by the test patch and by FAIL_TO_PASS /
-     PASS_TO_PASS, in the lib/lm sandbox, and parse the status map;
+     PASS_TO_PASS, in the lib/lm sandbox; the status map comes from the result file
+     that lib.lm.sandbox.run_pytest's own plugin writes, never from pytest's output;
   5. the rules (`resolution`):
        F2P test succeeds  iff its status is PASSED or XFAIL (FAILED, ERROR, SKIPPED or
                           absent from the log count as failed: a skipped F2P test fails);
        P2P test maintained iff PASSED, XFAIL or SKIPPED (FAILED, ERROR or absent: broken);
        f2p = successes / |F2P|,  p2p = maintained / |P2P|  (1 when the list is empty);
        FULL iff f2p == 1 and p2p == 1;  PARTIAL iff 0 < f2p < 1 and p2p == 1;  else NO.
-A run that times out or produces no parsable pytest output is NO with that error.
+A run that times out or leaves no result file is NO with that error.
 """
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import time
@@ -32,6 +37,11 @@ from lib.swe_gym import runtime
 
 F2P_OK = ("PASSED", "XFAIL")
 P2P_OK = ("PASSED", "XFAIL", "SKIPPED")
+PYTEST_CONFIG = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
+TEST_DIRS = ("tests", "test", "testing")
+TEST_FILES = ("test_*.py", "*_test.py")
+# part of every verdict-cache key: verdicts given under other rules are not reused
+_RULES = "protected paths restored; statuses from the result file"
 
 
 @dataclasses.dataclass
@@ -47,6 +57,7 @@ class GradeReport:
     status: dict[str, str]
     wall_s: float = 0.0
     cached: bool = False
+    stripped: list[str] = dataclasses.field(default_factory=list)   # candidate's changes undone
 
     @property
     def resolved(self) -> bool:
@@ -76,6 +87,14 @@ def resolution(status: dict[str, str], f2p: list[str], p2p: list[str]) -> dict:
             "p2p_success": p_ok, "p2p_failure": p_bad}
 
 
+def protected(rel: str) -> bool:
+    """Whether a candidate's change to the path `rel` is stripped before grading: a pytest
+    configuration file or test-directory name anywhere on the path, or a test file name."""
+    parts = rel.split("/")
+    return (any(p in PYTEST_CONFIG or p in TEST_DIRS for p in parts)
+            or any(fnmatch.fnmatchcase(parts[-1], pat) for pat in TEST_FILES))
+
+
 def test_targets(instance: dict) -> list[str]:
     """Test files to run: those of the test patch and of every F2P/P2P id."""
     files = [p for p in runtime.patch_files(instance["test_patch"]) if p.endswith(".py")]
@@ -100,7 +119,9 @@ def grade(instance: dict, patch: str, store: str, *,
         if not ok:
             return GradeReport(iid, "NO", False, "patch apply failed", [], list(f2p), [],
                                list(p2p), {}, time.perf_counter() - t0)
-        ws.reset_files(runtime.patch_files(instance["test_patch"]))
+        own = set(runtime.patch_files(instance["test_patch"])) | set(test_targets(instance))
+        stripped = ws.changed_paths(lambda rel: rel in own or protected(rel))
+        ws.reset_files(sorted(own | set(stripped)))
         ok, msg = ws.apply_patch(instance["test_patch"])
         if not ok:
             raise ValueError(f"{iid}: the instance's test_patch does not apply to base_commit "
@@ -108,20 +129,21 @@ def grade(instance: dict, patch: str, store: str, *,
         run = runtime.run_tests(ws.path, test_targets(instance), limits=limits, cache=cache)
     if run.error:
         return GradeReport(iid, "NO", True, run.error, [], list(f2p), [], list(p2p),
-                           run.status, time.perf_counter() - t0)
+                           run.status, time.perf_counter() - t0, stripped=stripped)
     r = resolution(run.status, f2p, p2p)
     return GradeReport(iid, r["resolution"], True, None, r["f2p_success"], r["f2p_failure"],
                        r["p2p_success"], r["p2p_failure"], run.status,
-                       time.perf_counter() - t0, run.cached)
+                       time.perf_counter() - t0, run.cached, stripped)
 
 
 class GradeCache:
     """Verdicts keyed by (instance, patch): a duplicate patch is graded once.
 
-    key = SHA-256 of (instance_id, base_commit, SHA-256(test_patch), FAIL_TO_PASS,
-    PASS_TO_PASS, SHA-256(patch)); the value is `GradeReport.to_dict()`. In memory, and on disk (one JSON per key under
-    `directory`) so that reruns and later expert-iteration rounds reuse verdicts. Verdicts
-    of runs that timed out are not stored (a loaded machine may time out a passing run).
+    key = SHA-256 of (the grading rules' tag, instance_id, base_commit, SHA-256(test_patch),
+    FAIL_TO_PASS, PASS_TO_PASS, SHA-256(patch)); the value is `GradeReport.to_dict()`. In
+    memory, and on disk (one JSON per key under `directory`) so that reruns and later
+    expert-iteration rounds reuse verdicts. Verdicts of runs that timed out are not stored
+    (a loaded machine may time out a passing run).
 
         gc = GradeCache(dir);  report = gc.grade(instance, patch, store, limits=..., cache=...)
         gc.graded, gc.hits         # pytest gradings done / answered from the cache
@@ -134,7 +156,7 @@ class GradeCache:
     @staticmethod
     def key(instance: dict, patch: str) -> str:
         h = lambda s: hashlib.sha256(s.encode()).hexdigest()   # noqa: E731
-        blob = json.dumps([instance["instance_id"], instance["base_commit"],
+        blob = json.dumps([_RULES, instance["instance_id"], instance["base_commit"],
                            h(instance["test_patch"]), instance["FAIL_TO_PASS"],
                            instance["PASS_TO_PASS"], h(patch)])
         return h(blob)

@@ -31,14 +31,27 @@ _ENV = {"GIT_AUTHOR_NAME": "SWE-Gym generator", "GIT_AUTHOR_EMAIL": "gen@example
         "GIT_COMMITTER_NAME": "SWE-Gym generator", "GIT_COMMITTER_EMAIL": "gen@example.invalid"}
 
 
+# Only the repository's own .git/config is read (the system and global files are not), and
+# the settings through which a config could run a program are pinned on the command line
+# (which wins over any file): no hooks, no fsmonitor, no pager, no ssh, no credential helper.
+_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat",
+         "-c", "core.sshCommand=false", "-c", "credential.helper=", "-c", "protocol.allow=never",
+         "-c", "protocol.file.allow=always", "-c", "core.untrackedCache=false")
+_KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TMPDIR")
+
+
 def git(cwd: str, *args: str, date: str = "2024-01-01T00:00:00+00:00", check: bool = True,
         input_text: str | None = None) -> subprocess.CompletedProcess:
-    """Run `git <args>` in `cwd` with the generator's identity and a fixed date."""
-    env = {**os.environ, **_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
-           "GIT_CONFIG_NOSYSTEM": "1", "HOME": os.environ.get("HOME", "/tmp")}
-    proc = subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false",
-                           "-c", "commit.gpgsign=false", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, input=input_text)
+    """Run `git <args>` in `cwd` with the generator's identity and a fixed date, ignoring the
+    system and global configuration and every GIT_* variable of this process (`_SAFE`)."""
+    env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
+    env.update(_ENV, GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date, GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL="/dev/null", GIT_TERMINAL_PROMPT="0", HOME="/nonexistent",
+               GIT_CEILING_DIRECTORIES=os.path.dirname(os.path.abspath(cwd)))
+    proc = subprocess.run(["git", *_SAFE, "-c", "init.defaultBranch=main",
+                           "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, input=input_text,
+                          stdin=None if input_text is not None else subprocess.DEVNULL)
     if check and proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()[:500]}")
     return proc

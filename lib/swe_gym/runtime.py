@@ -13,10 +13,16 @@
   returns (False, message) -- never an exception.
 * `run_tests` runs pytest through `lib.lm.sandbox.run_pytest` (a temp copy, CPU / memory /
   file / wall limits, no network; PYTEST_DISABLE_PLUGIN_AUTOLOAD so site plugins do not
-  slow every run) and parses the status map. Outcomes are cached by the SHA-256 of the
+  slow every run); the status map comes from run_pytest's result file, the failure
+  messages (descriptive only) from its output. Outcomes are cached by the SHA-256 of the
   tree's contents (without .git), the pytest arguments and the limits: the tests of these
   repositories are deterministic and run without network, so an identical tree gives an
-  identical map. Timed-out or unparsable runs are never cached.
+  identical map. Timed-out runs and runs without a result are never cached.
+
+The tree may hold what sandboxed code wrote. Host-side git runs with the workspace's own
+.git (made by the checkout; a sandbox's copy of .git is never adopted, see agent.AgentEnv)
+and with every other configuration ignored (`repos.git`); files are read through
+`treefs` (no link followed, no FIFO or device opened).
 """
 from __future__ import annotations
 
@@ -31,28 +37,52 @@ import tempfile
 from collections.abc import Sequence
 
 from lib.lm import sandbox
-from lib.swe_gym import repos
+from lib.swe_gym import repos, treefs
 
 DEFAULT_LIMITS = sandbox.Limits(wall_s=60.0, cpu_s=60, memory_mb=1024, file_mb=16,
                                 max_output_bytes=200_000)
 _PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "240"}
+# part of every test-cache key: outcomes produced another way are not reused
+_CACHE_SALT = "pytest result file"
+_HASH_SKIP = (".git", "__pycache__", ".pytest_cache")
 
 
 def tree_hash(root: str) -> str:
-    """SHA-256 over (relative path, bytes) of every file under root except .git / caches."""
+    """SHA-256 over (relative path, content) of every entry under root except .git and
+    caches: a file's bytes, a link's text (never followed), a FIFO / socket / device or an
+    unreadable entry only as such (never opened)."""
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__", ".pytest_cache"))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
-            h.update(rel.encode() + b"\0")
-            if os.path.islink(path):
-                h.update(b"link:" + os.readlink(path).encode())
-            else:
-                with open(path, "rb") as f:
-                    h.update(hashlib.sha256(f.read()).digest())
+    for rel, kind in treefs.walk(root, _HASH_SKIP):
+        if kind == "dir":
+            continue
+        h.update(rel.encode() + b"\0")
+        if kind == "link":
+            h.update(b"link:" + os.readlink(os.path.join(root, rel)).encode())
+        elif kind == "file":
+            try:
+                h.update(treefs.file_digest(root, rel))
+            except OSError:
+                h.update(b"unreadable")
+        else:
+            h.update(b"special")
     return h.hexdigest()
+
+
+_MAX_COMPARED_BYTES = 1 << 30
+
+
+def _lkind(root: str, rel: str) -> str | None:
+    """treefs.lkind, None also when a directory on the way is missing, a link or a file
+    (then nothing at rel is inside the tree)."""
+    try:
+        return treefs.lkind(root, rel)
+    except treefs.TreeError:
+        return None
+
+
+def _blob_id(data: bytes) -> str:
+    """git's object id of a blob holding `data`."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class Workspace:
@@ -116,15 +146,56 @@ class Workspace:
         repos.git(self.path, "reset", "-q")
         return out
 
+    def base_entries(self) -> dict[str, tuple[str, str]]:
+        """{path: (git mode, object id)} of every file and link of the base commit."""
+        out = repos.git(self.path, "ls-tree", "-r", "-z", "--full-tree", self.base_commit).stdout
+        entries = {}
+        for rec in filter(None, out.split("\0")):
+            meta, rel = rec.split("\t", 1)
+            mode, _, oid = meta.split()
+            entries[rel] = (mode, oid)
+        return entries
+
+    def changed_paths(self, select=lambda rel: True) -> list[str]:
+        """Sorted paths (among those `select` accepts) where the tree differs from the base
+        commit: entries the base lacks (not directories), and base files or links that are
+        missing, replaced or changed (content, link text or executable bit). Compares
+        content on the host, never through git on the tree, so ignore rules do not hide a
+        file."""
+        base = {p: e for p, e in self.base_entries().items() if select(p)}
+        out = set()
+        for rel, kind in treefs.walk(self.path, (".git",)):
+            if not select(rel) or (kind == "dir" and rel not in base):
+                continue
+            mode, oid = base.get(rel, (None, None))
+            if kind == "file":
+                data = treefs.read_bytes(self.path, rel, _MAX_COMPARED_BYTES)
+                execu = os.lstat(os.path.join(self.path, rel)).st_mode & 0o100
+                same = oid == _blob_id(data) and mode == ("100755" if execu else "100644")
+            elif kind == "link":
+                target = os.readlink(os.path.join(self.path, rel)).encode()
+                same = mode == "120000" and oid == _blob_id(target)
+            else:
+                same = False
+            if not same:
+                out.add(rel)
+        for rel in base:
+            if rel not in out and _lkind(self.path, rel) is None:
+                out.add(rel)
+        return sorted(out)
+
     def reset_files(self, paths: Sequence[str]) -> None:
-        """Each path back to its base-commit content (deleted when the base lacks it)."""
-        for rel in paths:
-            r = repos.git(self.path, "cat-file", "-e", f"{self.base_commit}:{rel}", check=False)
-            full = os.path.join(self.path, rel)
-            if r.returncode == 0:
-                repos.git(self.path, "checkout", "-q", self.base_commit, "--", rel)
-            elif os.path.lexists(full):
-                os.remove(full)
+        """Each path back to its base-commit content (deleted when the base lacks it; a
+        link is removed, never followed)."""
+        base = self.base_entries()
+        for rel in sorted(paths, key=lambda p: (p.count("/"), p)):
+            if rel not in base and _lkind(self.path, rel) is not None:
+                treefs.remove(self.path, rel)
+        restore = [p for p in paths if p in base]
+        if restore:
+            repos.git(self.path, "--literal-pathspecs", "checkout", "-q", self.base_commit,
+                      "--pathspec-from-file=-", "--pathspec-file-nul",
+                      input_text="\0".join(restore))
 
 
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -190,7 +261,7 @@ def run_tests(root: str, args: Sequence[str], *, limits: sandbox.Limits = DEFAUL
     """pytest `args` on the tree at `root`, in the lib/lm sandbox (module docstring)."""
     key = None
     if cache is not None:
-        blob = json.dumps([tree_hash(root), list(args), dataclasses.asdict(limits)])
+        blob = json.dumps([_CACHE_SALT, tree_hash(root), list(args), dataclasses.asdict(limits)])
         key = hashlib.sha256(blob.encode()).hexdigest()
         hit = cache.get(key)
         if hit is not None:
