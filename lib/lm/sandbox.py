@@ -963,7 +963,8 @@ _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
 def parse_pytest_log(text: str) -> dict[str, str]:
-    """{test id: status} from `pytest -v -rA` output (see the module docstring)."""
+    """{test id: status} from `pytest -v -rA` output (see the module docstring). For reading
+    a log; run_pytest takes its statuses from a result file, never from the output."""
     status: dict[str, str] = {}
 
     def put(test_id: str, st: str) -> None:
@@ -987,28 +988,129 @@ def parse_pytest_log(text: str) -> dict[str, str]:
 class PytestReport:
     status: dict[str, str]
     result: RunResult
+    exitstatus: int | None = None     # pytest's exit status, from the result file
 
     def counts(self) -> dict[str, int]:
         return {s: sum(v == s for v in self.status.values()) for s in STATUSES}
+
+
+_RESULT_ENV = "LM_SANDBOX_PYTEST_RESULT"
+# Run as `python -c _PYTEST_BOOT <pytest args>` inside the sandbox. pytest is imported before
+# the project directory goes onto sys.path (a `pytest.py` in the project is not it); the
+# statuses are those `pytest -v -rA` reports (parse_pytest_log's rules), collected by an
+# in-process plugin and written to the result file only after pytest.main has returned.
+_PYTEST_BOOT = r'''
+import os, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+import json
+import pytest
+name = os.environ.pop("LM_SANDBOX_PYTEST_RESULT")
+dirfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
+
+
+class Results:
+    def __init__(self):
+        self.status, self.config = {}, None
+
+    def pytest_configure(self, config):
+        self.config = config
+
+    def put(self, nodeid, st):
+        test_id = self.config.cwd_relative_nodeid(nodeid) if nodeid else ""
+        old = self.status.get(test_id)
+        if test_id and (old is None or RANK[st] > RANK[old]):
+            self.status[test_id] = st
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.put(report.nodeid, "ERROR")
+
+    def pytest_runtest_logreport(self, report):
+        if report.passed:
+            st = "PASSED" if report.when == "call" else None
+        elif report.failed:
+            st = "FAILED" if report.when == "call" else "ERROR"
+        else:
+            st = "XFAIL" if hasattr(report, "wasxfail") else "SKIPPED"
+        if st:
+            self.put(report.nodeid, st)
+
+
+results = Results()
+sys.path.insert(0, os.getcwd())
+code = int(pytest.main(sys.argv[1:], plugins=[results]))
+fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dirfd)
+with os.fdopen(fd, "w") as f:
+    json.dump({"exitstatus": code, "status": results.status}, f)
+sys.exit(code)
+'''
+
+
+def _read_result(work: str, name: str, max_bytes: int) -> dict | None:
+    """The result file `name` in the directory `work` (None when absent); SandboxError when
+    it is not a regular file, is over max_bytes or does not hold a status map."""
+    import json
+    import stat
+    dfd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise SandboxError(f"pytest's result file {name} cannot be opened: {e}") from None
+    finally:
+        os.close(dfd)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SandboxError(f"pytest's result file {name} is not a regular file")
+        raw = f.read(max_bytes + 1)
+    try:
+        data = json.loads(raw) if len(raw) <= max_bytes else None
+    except ValueError:
+        data = None
+    ok = (isinstance(data, dict) and isinstance(data.get("exitstatus"), int)
+          and isinstance(data.get("status"), dict)
+          and all(isinstance(k, str) and v in STATUSES for k, v in data["status"].items()))
+    if not ok:
+        raise SandboxError(f"pytest's result file {name} does not hold a status map "
+                           f"({len(raw)} bytes)")
+    return data
 
 
 def run_pytest(project_dir: str, args: Sequence[str] = (), *, limits: Limits = Limits(),
                python: str = sys.executable, **kw) -> PytestReport:
     """pytest in a sandboxed copy of `project_dir`; the per-test status map.
 
-    SandboxError when pytest produced no parsable result at all (e.g. it is not
-    installed, or the run was killed before reporting): never an empty map that could be
-    mistaken for "no tests failed".
+    Runs `pytest -v -rA -p no:cacheprovider -o addopts= --continue-on-collection-errors
+    <args>` through `_PYTEST_BOOT`. The status map is read from a result file that the
+    boot script writes into the copy after pytest.main returns, under a random name given
+    in its environment (removed from it before pytest starts); never from the output. A
+    run that ends without that file (killed, timed out, `os._exit`, pytest missing) is a
+    SandboxError, and so is a run whose file holds no statuses unless pytest collected no
+    tests (exit 5): never an empty map that could be mistaken for "no tests failed". Code
+    running inside the test process shares it with pytest and is not prevented from
+    forging results deliberately. `result.stdout` keeps what pytest printed (for messages).
+    `kw` goes to run_in_copy.
     """
-    cmd = [python, "-m", "pytest", "-v", "-rA", "-p", "no:cacheprovider", "-o", "addopts=",
-           "--continue-on-collection-errors",
-           "--color=no", *args]
-    # parse everything pytest printed (the log file is bounded by RLIMIT_FSIZE)
+    name = f".lm_pytest_result_{uuid.uuid4().hex}.json"
+    env = {**(kw.pop("env", None) or {}), _RESULT_ENV: name}
+    keep = kw.pop("keep", False)
+    cmd = [python, "-c", _PYTEST_BOOT, "-v", "-rA", "-p", "no:cacheprovider", "-o", "addopts=",
+           "--continue-on-collection-errors", "--color=no", *args]
+    # keep everything pytest printed (the log file is bounded by RLIMIT_FSIZE)
     wide = dataclasses.replace(limits, max_output_bytes=max(limits.max_output_bytes,
                                                             limits.file_mb * 2 ** 20))
-    result = run_in_copy(project_dir, cmd, limits=wide, **kw)
-    status = parse_pytest_log(result.stdout)
-    if not status and result.returncode != 5:      # 5: pytest collected no tests
-        raise SandboxError(f"pytest produced no test results (exit {result.returncode}, "
+    result = run_in_copy(project_dir, cmd, limits=wide, env=env, keep=True, **kw)
+    try:
+        data = _read_result(os.path.join(result.root, "work"), name, limits.file_mb * 2 ** 20)
+    finally:
+        if not keep:
+            shutil.rmtree(result.root, ignore_errors=True)
+            result = dataclasses.replace(result, root=None)
+    if data is None or (not data["status"] and data["exitstatus"] != 5):
+        why = "no result file" if data is None else f"pytest exit status {data['exitstatus']}"
+        raise SandboxError(f"pytest produced no test results ({why}; exit {result.returncode}, "
                            f"timed_out={result.timed_out}); stderr: {result.stderr[-500:]}")
-    return PytestReport(status, result)
+    return PytestReport(data["status"], result, data["exitstatus"])
