@@ -5,7 +5,10 @@
     logps = score(cfg, params, prompt_ids, continuation_ids)        # (C,) per token
 
 Decoding (one jitted `lax.while_loop`; shapes are static, so prompts are left-padded to a
-bucket of 16 and each distinct (batch, bucket, max_tokens) compiles once):
+bucket of 16, the output buffer is `max_tokens` rounded up to a power of two (capped by the
+context) with the loop stopping at `max_tokens` itself, and each distinct (batch, bucket,
+buffer) compiles once: a new `max_tokens` or `n` in the same powers of two costs no compile;
+past MAX_SHAPES distinct shapes the compiled decoders are dropped, so memory stays bounded):
 
 * prompts are left-padded; positions count real tokens, so padding changes nothing;
 * `use_cache=True`: a prefill pass writes the prompt's keys/values into an
@@ -26,7 +29,9 @@ bucket of 16 and each distinct (batch, bucket, max_tokens) compiles once):
 """
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -48,6 +53,11 @@ class Sample(NamedTuple):
 
 def _bucket(n: int, cap: int) -> int:
     return min(-(-n // BUCKET) * BUCKET, cap)
+
+
+def _pow2(n: int) -> int:
+    """The smallest power of two >= n (n >= 1)."""
+    return 1 << (n - 1).bit_length()
 
 
 def check_lengths(cfg: LMConfig, prompt_len: int, max_tokens: int) -> None:
@@ -77,14 +87,16 @@ def _choose(logits, key, temperature, top_p):
 
 MAX_TOP = 20     # top log-probs are always computed for this many tokens (one compile)
 MAX_STOPS = 8    # stop token ids are a padded array, so they do not trigger compiles
+MAX_SHAPES = 32  # distinct decode shapes kept compiled at once
 
 
 @functools.partial(jax.jit, static_argnames=("cfg", "max_tokens", "use_cache"))
-def _decode(params, prompt, valid, key, temperature, top_p, stops, *, cfg: LMConfig,
+def _decode(params, prompt, valid, key, temperature, top_p, stops, limit, *, cfg: LMConfig,
             max_tokens: int, use_cache: bool):
-    """prompt/valid (B, P) left-padded, stops (MAX_STOPS,) ids padded with -1 -> tokens
-    (B, N), logprobs (B, N), top ids/logprobs (B, N, K), lengths (B,), stopped (B,) with
-    N = max_tokens, K = min(MAX_TOP, V)."""
+    """prompt/valid (B, P) left-padded, stops (MAX_STOPS,) ids padded with -1, limit () the
+    tokens to generate (<= max_tokens, traced: no compile per value) -> tokens (B, N),
+    logprobs (B, N), top ids/logprobs (B, N, K), lengths (B,), stopped (B,) with
+    N = max_tokens (the buffer), K = min(MAX_TOP, V)."""
     model = TransformerLM(cfg)
     b, p = prompt.shape
     prompt_len = valid.sum(axis=1).astype(jnp.int32)
@@ -111,7 +123,7 @@ def _decode(params, prompt, valid, key, temperature, top_p, stops, *, cfg: LMCon
 
     def cond(state):
         j, done = state[0], state[4]
-        return (j < max_tokens) & ~jnp.all(done)
+        return (j < limit) & ~jnp.all(done)
 
     def body(state):
         j, carry, last, out, done, key, length, stopped = state
@@ -148,6 +160,22 @@ def _decode(params, prompt, valid, key, temperature, top_p, stops, *, cfg: LMCon
     return out["tokens"], out["logprobs"], out["top_ids"], out["top_lps"], length, stopped
 
 
+_shapes: collections.OrderedDict = collections.OrderedDict()
+_shapes_lock = threading.Lock()
+
+
+def _note_shape(shape: tuple) -> None:
+    """Record a decode shape; a new one beyond MAX_SHAPES drops every compiled decoder."""
+    with _shapes_lock:
+        if shape in _shapes:
+            _shapes.move_to_end(shape)
+            return
+        if len(_shapes) >= MAX_SHAPES:
+            _decode.clear_cache()
+            _shapes.clear()
+        _shapes[shape] = None
+
+
 def left_pad(prompts: Sequence[Sequence[int]], width: int, pad_id: int = 0):
     """(tokens (N, width), valid (N, width)) with each prompt at the right end."""
     tokens = np.full((len(prompts), width), pad_id, np.int32)
@@ -181,15 +209,17 @@ def generate(cfg: LMConfig, params: Any, prompts: Sequence[Sequence[int]], *, ke
     if len(stop_ids) > MAX_STOPS:
         raise ValueError(f"at most {MAX_STOPS} stop token ids, got {len(stop_ids)}")
     width = max(_bucket(longest, cfg.max_len - max_tokens), longest)
+    buffer = min(_pow2(max_tokens), cfg.max_len - width)       # >= max_tokens (checked above)
     rows = [list(pr) for pr in prompts for _ in range(n)]
     # batch rows padded to a power of two (fewer compiles); the extra rows are dropped
-    padded_rows = rows + [rows[0]] * ((1 << (len(rows) - 1).bit_length()) - len(rows))
+    padded_rows = rows + [rows[0]] * (_pow2(len(rows)) - len(rows))
     tokens, valid = left_pad(padded_rows, width)
+    _note_shape((cfg, len(padded_rows), width, buffer, use_cache))
     stops = np.full((MAX_STOPS,), -1, np.int32)
     stops[:len(stop_ids)] = stop_ids
     outs = _decode(params, jnp.asarray(tokens), jnp.asarray(valid), key,
-                   jnp.float32(temperature), jnp.float32(top_p), jnp.asarray(stops), cfg=cfg,
-                   max_tokens=max_tokens, use_cache=use_cache)
+                   jnp.float32(temperature), jnp.float32(top_p), jnp.asarray(stops),
+                   jnp.int32(max_tokens), cfg=cfg, max_tokens=buffer, use_cache=use_cache)
     toks, lps, tids, tlps, length, stopped = (np.asarray(x) for x in outs)
     samples = []
     for r in range(len(rows)):

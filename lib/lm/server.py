@@ -11,8 +11,9 @@ completions), tools. Answers follow OpenAI's shapes (`choices[i].message.content
 `.tool_calls`, `.logprobs.content[j].{token, logprob, bytes, top_logprobs}`,
 `finish_reason`, `usage`).
 
-Errors are `{"error": {"message", "type", "param", "code"}}` (OpenAI's shape):
-* 400 `invalid_request_error`: a body that is not JSON, a missing or ill-typed field, a
+Errors are `{"error": {"message", "type", "param", "code"}}` (OpenAI's shape), every one:
+* 400 `invalid_request_error`: a body that is not JSON or nests arrays/objects more than
+  MAX_JSON_DEPTH deep (measured before parsing), a missing or ill-typed field, a
   sampling parameter out of range (`param` names it: temperature in [0, 2] and finite,
   top_p in (0, 1], n in [1, 128], max_tokens in [1, 65536], seed a 64-bit signed int (what
   `jax.random.key` takes), top_logprobs / completion logprobs in [0, 20], chat logprobs a
@@ -22,34 +23,46 @@ Errors are `{"error": {"message", "type", "param", "code"}}` (OpenAI's shape):
   `Authorization: Bearer <key>` (every `/v1/...` route; `/health` stays open);
 * 404 `model_not_found` for a `model` the server does not serve (`model_names`; a request
   without `model` gets the first), `not_found` for an unknown route;
-* 411 for a POST without Content-Length (chunked bodies are not read), 413 for a body over
-  16 MiB (refused from the header, nothing of it is read);
-* 500 `server_error` for anything else; 503 when the connection queue is full.
+* 408 `request_timeout` for a request that did not fully arrive within `read_timeout_s` of
+  its first byte; 411 for a POST without Content-Length (chunked bodies are not read), 413
+  for a body over 16 MiB (refused from the header, nothing of it is read), 431 for a head
+  over MAX_HEAD bytes; http.server's own refusals (a bad request line, 501) are JSON too;
+* 500 `server_error` for anything else; 503 `server_overloaded` (with Retry-After) when
+  every connection slot is busy, the queue of complete requests is full, or unfinished
+  requests hold too many bytes.
 `native_tools=False` makes the server reject `tools` with HTTP 400 like servers without
 tool calling do (the client then falls back to the text format).
 
-Connections: the listen backlog is `request_queue_size` (1024); accepted connections wait
-in a queue of at most `max_pending` and are served by at most `max_workers` daemon threads
-(a connection beyond the queue gets 503 and is closed). Each request (line, headers and
-body) must arrive within `read_timeout_s` of the server starting to wait for it, however
-slowly it trickles in; otherwise the connection is dropped. That also bounds an idle
-keep-alive connection. The model itself generates one request at a time (its own lock).
+Connections (`PooledHTTPServer`): one selector thread reads every connection's request,
+and only a complete one goes to a worker thread, so idle and slow clients hold no worker;
+a request must arrive within `read_timeout_s` of its first byte (a slowloris client is
+cut off then, whatever its pace); an idle connection is closed after `idle_timeout_s`, or
+sooner when a new connection needs its slot. `max_tokens` and `n` cost no compile per new
+value (lib/lm/sampling.py compiles power-of-two buffers and cuts the output to the request).
+The model itself generates one request at a time (its own lock).
 """
 from __future__ import annotations
 
+import collections
 import hmac
+import io
 import json
 import math
 import queue
 import re
+import resource
+import selectors
 import socket
 import sys
 import threading
 import time
 import uuid
 from collections.abc import Sequence
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
+
+import numpy as np
 
 from lib.lm.client import ChatResult, LanguageModel
 
@@ -59,8 +72,13 @@ MAX_TOKENS = 65536                     # the model refuses more than its context
 MAX_TOP_LOGPROBS = 20                  # OpenAI's limit on `top_logprobs`
 MAX_TEMPERATURE = 2.0                  # OpenAI's range is [0, 2]
 SEED_RANGE = (-2 ** 63, 2 ** 63 - 1)   # jax.random.key takes a C long (OverflowError beyond)
+MAX_HEAD = 2 ** 16                     # request line and headers, bytes
+MAX_JSON_DEPTH = 64                    # arrays/objects nested deeper: 400 before parsing
+MAX_BUFFERED = 256 * 2 ** 20           # bytes of unfinished requests, all connections
 _DIGITS = re.compile(rb"[0-9]+")
-_DRAIN_MAX = 2 ** 16                   # an unwanted body up to this size is read, not reset
+_HEAD_END = re.compile(rb"\n\r?\n")   # the blank line after the headers
+_EXPECT_100 = re.compile(rb"\nexpect[ \t]*:[ \t]*100-continue", re.IGNORECASE)
+_SWEEP_S = 0.05                        # how often the reader checks deadlines
 
 
 class RequestError(ValueError):
@@ -202,98 +220,344 @@ def handle(lm: LanguageModel, path: str, body: Any, native_tools: bool = True,
     raise KeyError(path)
 
 
-class _DeadlineReader:
-    """The request side of a connection, read like a buffered file (`readline`, `read`), but
-    every call raises TimeoutError once `deadline` (time.monotonic()) has passed, however
-    slowly the bytes trickle in (a plain socket timeout restarts with every byte)."""
+def json_depth(raw: bytes) -> int:
+    """How deeply arrays and objects nest in the JSON text `raw` (brackets inside strings do
+    not count); vectorised, linear time, no recursion, so any body can be measured before
+    it is parsed. Exact for valid JSON and for the valid prefix of invalid JSON."""
+    text = raw.replace(b"\\\\", b"").replace(b'\\"', b"")     # escapes: no quote is escaped
+    depth = peak = quotes = 0
+    for start in range(0, len(text), 2 ** 20):
+        a = np.frombuffer(text, np.uint8, min(2 ** 20, len(text) - start), start)
+        seen = quotes + np.cumsum(a == ord('"'), dtype=np.int64)
+        outside = (seen & 1) == 0
+        step = (outside & ((a == ord("[")) | (a == ord("{")))).astype(np.int32) \
+            - (outside & ((a == ord("]")) | (a == ord("}"))))
+        level = depth + np.cumsum(step)
+        peak, depth, quotes = max(peak, int(level.max())), int(level[-1]), int(seen[-1])
+    return peak
 
-    def __init__(self, sock: socket.socket):
-        self._sock, self._buf, self.deadline = sock, bytearray(), math.inf
 
-    def _fill(self) -> bool:
-        """Receive more bytes; False at end of stream."""
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("the request did not arrive within the read timeout")
-        self._sock.settimeout(remaining if remaining < math.inf else None)
-        chunk = self._sock.recv(65536)
-        self._buf += chunk
-        return bool(chunk)
+def _body_length(head: bytes) -> int:
+    """The body length a request head declares: its one Content-Length when that is a plain
+    integer <= MAX_BODY, else 0 (the handler then refuses the request from its head)."""
+    values = set()
+    for line in head.split(b"\n")[1:]:
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length":
+            values.add(value.strip())
+    if len(values) == 1:
+        value = values.pop()
+        if _DIGITS.fullmatch(value) and int(value) <= MAX_BODY:
+            return int(value)
+    return 0
 
-    def _take(self, n: int) -> bytes:
-        out = bytes(self._buf[:n])
-        del self._buf[:n]
-        return out
 
-    def readline(self, limit: int = -1) -> bytes:
-        while True:
-            end = self._buf.find(b"\n")
-            if end >= 0:
-                return self._take(end + 1 if limit < 0 else min(end + 1, limit))
-            if 0 <= limit <= len(self._buf) or not self._fill():
-                return self._take(len(self._buf) if limit < 0 else limit)
+def error_answer(status: int, message: str, kind: str, code: str | None) -> bytes:
+    """A complete HTTP answer (Connection: close) whose body is OpenAI's error JSON."""
+    body = json.dumps({"error": {"message": message, "type": kind, "param": None,
+                                 "code": code}}).encode()
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json"
+            f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n")
+    if status == 503:
+        head += "Retry-After: 1\r\n"
+    return (head + "\r\n").encode() + body
 
-    def read(self, n: int) -> bytes:
-        while len(self._buf) < n and self._fill():
-            pass
-        return self._take(n)
 
-    def close(self) -> None:
-        self._buf.clear()
+class _Conn:
+    """A connection the reader holds: bytes of the next request so far (`buf`), the
+    deadline of that request (set at its first byte), when it became idle, and, once
+    its head is complete, the request's total length (`need`)."""
+
+    __slots__ = ("sock", "addr", "buf", "deadline", "idle_since", "need", "scanned")
+
+    def __init__(self, sock: socket.socket, addr):
+        self.sock, self.addr, self.buf = sock, addr, bytearray()
+        self.deadline = self.idle_since = 0.0
+        self.need: int | None = None
+        self.scanned = 0
+
+
+class _Request:
+    """One complete request handed to a worker; `keep_alive` is set by the handler."""
+
+    __slots__ = ("sock", "data", "keep_alive")
+
+    def __init__(self, sock: socket.socket, data: bytes):
+        self.sock, self.data, self.keep_alive = sock, data, False
+
+
+class _DeadlineWriter:
+    """The answer side of a connection: `write` sends all of `data`, or raises TimeoutError
+    once `timeout_s` has passed since the answer's first write, however slowly the client
+    reads (a plain socket timeout restarts with every chunk it accepts)."""
+
+    def __init__(self, sock: socket.socket, timeout_s: float):
+        self._sock, self._timeout_s, self._deadline = sock, timeout_s, None
+
+    def write(self, data) -> int:
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self._timeout_s
+        view = memoryview(data).cast("B")
+        while view:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the client did not read the answer within the timeout")
+            self._sock.settimeout(remaining)
+            view = view[self._sock.send(view):]
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
 class PooledHTTPServer(HTTPServer):
-    """An `HTTPServer` whose connections are served by at most `max_workers` daemon threads
-    (started as needed); accepted connections wait in a queue of at most `max_pending`, and
-    one beyond it is answered 503 and closed. The kernel's listen backlog is
+    """An `HTTPServer` that reads requests on one selector thread and answers complete ones
+    on at most `max_workers` daemon threads (started as needed), so a connection that is
+    idle or still sending its request holds no worker.
+
+    * A request (line, headers and body) must arrive within `read_timeout_s` of its first
+      byte, however slowly it trickles in: otherwise 408 and the connection is closed. A
+      connection that sends nothing for `idle_timeout_s` is closed.
+    * At `max_connections` open connections a new one closes the longest-idle connection,
+      or, when none is idle, is answered 503 at once.
+    * Complete requests wait for a worker in a queue of at most `max_pending` (503 beyond).
+    * A head (line and headers) over MAX_HEAD bytes is 431; when unfinished requests hold
+      MAX_BUFFERED bytes in all, a connection that sends more is answered 503.
+    * An answer the client does not read within `read_timeout_s` is dropped.
+    Refusals are OpenAI-shaped JSON (`error_answer`). The kernel's listen backlog is
     `request_queue_size` (capped by net.core.somaxconn)."""
 
     request_queue_size = 1024
 
-    def __init__(self, address, handler, max_workers: int = 64, max_pending: int = 1024):
+    def __init__(self, address, handler, max_workers: int = 64, max_pending: int = 1024, *,
+                 read_timeout_s: float = 10.0, idle_timeout_s: float = 30.0,
+                 max_connections: int | None = None):
         if max_workers < 1 or max_pending < 1:
             raise ValueError(f"max_workers = {max_workers} and max_pending = {max_pending} "
                              "must be >= 1")
-        self.max_workers = max_workers
+        if not read_timeout_s > 0 or not idle_timeout_s > 0:
+            raise ValueError(f"read_timeout_s = {read_timeout_s} and idle_timeout_s = "
+                             f"{idle_timeout_s} must be > 0")
+        if max_connections is None:       # stay below the open-file limit
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            max_connections = 4096 if soft == resource.RLIM_INFINITY else min(4096, soft - 64)
+        if max_connections < 1:
+            raise ValueError(f"max_connections = {max_connections} must be >= 1")
+        self.max_workers, self.max_connections = max_workers, max_connections
+        self.read_timeout_s, self.idle_timeout_s = read_timeout_s, idle_timeout_s
         self._queue: queue.Queue = queue.Queue(max_pending)
         self._lock = threading.Lock()
-        self._workers = self._idle = 0
+        self._workers = self._idle_workers = self._busy = 0
         super().__init__(address, handler)
+        self._sel = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        self._handoff: collections.deque = collections.deque()  # (sock, addr, bytes, is_new)
+        self._reading: dict[socket.socket, _Conn] = {}
+        self._idle: dict[_Conn, None] = {}          # nothing buffered; oldest first
+        self._partial: dict[_Conn, None] = {}       # a request under way
+        self._buffered = 0
+        self._closing = False
+        self._reader = threading.Thread(target=self._read_loop, daemon=True,
+                                        name="lm-server-reader")
+        self._reader.start()
 
+    # ------------------------------------------------------------------ accepting thread
     def process_request(self, request, client_address):
+        self._handoff.append((request, client_address, b"", True))
+        self._wake()
+
+    def _wake(self) -> None:
         try:
-            self._queue.put_nowait((request, client_address))
+            self._wake_w.send(b"\0")
+        except OSError:                    # the pipe is full: the reader wakes anyway
+            pass
+
+    # ------------------------------------------------------------------ reader thread
+    def _read_loop(self) -> None:
+        next_sweep = 0.0
+        while not self._closing:
+            events = self._sel.select(_SWEEP_S if self._reading else None)
+            for key, _ in events:
+                if key.data is None:
+                    try:
+                        while self._wake_r.recv(4096):
+                            pass
+                    except OSError:        # BlockingIOError: drained
+                        pass
+                elif key.data.sock in self._reading:
+                    self._guarded(self._on_readable, key.data)
+            while self._handoff:
+                self._guarded(self._adopt, *self._handoff.popleft())
+            now = time.monotonic()
+            if now >= next_sweep:
+                self._sweep(now)
+                next_sweep = now + _SWEEP_S
+
+    def _guarded(self, fn, *args) -> None:
+        """Run one step of the reader; an unexpected error closes that connection only."""
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001  (the reader must keep serving everyone else)
+            conn = args[0] if isinstance(args[0], _Conn) else self._reading.get(args[0])
+            self.handle_error(args[0], None)
+            if conn is not None:
+                self._close(conn)
+            elif isinstance(args[0], socket.socket):
+                self.shutdown_request(args[0])
+
+    def _adopt(self, sock: socket.socket, addr, data: bytes, is_new: bool) -> None:
+        """Take a new connection (refusing or making room at max_connections), or one a
+        worker handed back with the bytes already read past its last request."""
+        if is_new:
+            with self._lock:
+                open_now = len(self._reading) + self._busy
+            if open_now >= self.max_connections:
+                if not self._idle:
+                    self._answer_and_close(sock, error_answer(
+                        503, f"the server holds {self.max_connections} connections, all "
+                        "busy; retry later", "server_error", "server_overloaded"))
+                    return
+                self._close(next(iter(self._idle)))
+        sock.setblocking(False)
+        conn = _Conn(sock, addr)
+        self._reading[sock] = conn
+        self._sel.register(sock, selectors.EVENT_READ, conn)
+        now = time.monotonic()
+        if data:
+            conn.buf += data
+            self._buffered += len(data)
+            conn.deadline = now + self.read_timeout_s
+            self._partial[conn] = None
+            self._advance(conn)
+        else:
+            conn.idle_since = now
+            self._idle[conn] = None
+
+    def _on_readable(self, conn: _Conn) -> None:
+        try:
+            chunk = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:                      # the client closed (or reset) the connection
+            self._close(conn)
+            return
+        if self._buffered + len(chunk) > MAX_BUFFERED:
+            self._refuse(conn, 503, f"the server is buffering {MAX_BUFFERED} bytes of "
+                         "unfinished requests; retry later", "server_error", "server_overloaded")
+            return
+        if not conn.buf:                   # the first byte of a request: its deadline starts
+            conn.deadline = time.monotonic() + self.read_timeout_s
+            self._idle.pop(conn, None)
+            self._partial[conn] = None
+        conn.buf += chunk
+        self._buffered += len(chunk)
+        self._advance(conn)
+
+    def _advance(self, conn: _Conn) -> None:
+        """Hand the request to a worker once its head and declared body are all here."""
+        if conn.need is None:
+            end = _HEAD_END.search(conn.buf, max(0, conn.scanned - 2))
+            if end is None or end.end() > MAX_HEAD:
+                conn.scanned = len(conn.buf)
+                if len(conn.buf) > MAX_HEAD:
+                    self._refuse(conn, 431, f"the request line and headers exceed {MAX_HEAD} "
+                                 "bytes", "invalid_request_error", "request_header_too_large")
+                return
+            head = bytes(conn.buf[:end.end()])
+            body = _body_length(head)
+            conn.need = end.end() + body
+            if body and len(conn.buf) < conn.need and _EXPECT_100.search(head):
+                try:
+                    conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                except OSError:
+                    pass
+        if len(conn.buf) < conn.need:
+            return
+        data, rest = bytes(conn.buf[:conn.need]), bytes(conn.buf[conn.need:])
+        self._forget(conn)
+        try:
+            self._queue.put_nowait((conn.sock, conn.addr, data, rest))
         except queue.Full:
-            try:
-                request.settimeout(1.0)
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                                b"Connection: close\r\n\r\n")
-            except OSError:
-                pass
-            self.shutdown_request(request)
+            self._answer_and_close(conn.sock, error_answer(
+                503, f"{self._queue.maxsize} requests are already waiting for a worker; "
+                "retry later", "server_error", "server_overloaded"))
             return
         with self._lock:
-            if self._queue.qsize() > self._idle and self._workers < self.max_workers:
+            self._busy += 1
+            if self._queue.qsize() > self._idle_workers and self._workers < self.max_workers:
                 self._workers += 1
                 threading.Thread(target=self._work, daemon=True,
                                  name=f"lm-server-{self._workers}").start()
 
+    def _sweep(self, now: float) -> None:
+        """408 for requests past their deadline; close connections idle too long."""
+        for conn in [c for c in self._partial if now > c.deadline]:
+            self._refuse(conn, 408, f"the request did not arrive within {self.read_timeout_s:g}"
+                         " s of its first byte", "invalid_request_error", "request_timeout")
+        for conn in list(self._idle):      # oldest first
+            if now <= conn.idle_since + self.idle_timeout_s:
+                break
+            self._close(conn)
+
+    def _forget(self, conn: _Conn) -> None:
+        """Stop reading `conn` (its socket stays open)."""
+        try:
+            self._sel.unregister(conn.sock)
+        except (KeyError, ValueError):
+            pass
+        self._reading.pop(conn.sock, None)
+        self._idle.pop(conn, None)
+        self._partial.pop(conn, None)
+        self._buffered -= len(conn.buf)
+        conn.buf = bytearray()
+
+    def _close(self, conn: _Conn) -> None:
+        self._forget(conn)
+        self.shutdown_request(conn.sock)
+
+    def _refuse(self, conn: _Conn, status: int, message: str, kind: str, code: str) -> None:
+        self._forget(conn)
+        self._answer_and_close(conn.sock, error_answer(status, message, kind, code))
+
+    def _answer_and_close(self, sock: socket.socket, answer: bytes) -> None:
+        """Send a short answer without waiting (what does not fit is lost), then close."""
+        try:
+            sock.setblocking(False)
+            sock.send(answer)
+        except OSError:
+            pass
+        self.shutdown_request(sock)
+
+    # ------------------------------------------------------------------ workers
     def _work(self) -> None:
         while True:
             with self._lock:
-                self._idle += 1
+                self._idle_workers += 1
             item = self._queue.get()
             with self._lock:
-                self._idle -= 1
+                self._idle_workers -= 1
             if item is None:
                 return
-            request, client_address = item
+            sock, addr, data, rest = item
+            request = _Request(sock, data)
             try:
-                self.finish_request(request, client_address)
+                sock.setblocking(True)
+                self.finish_request(request, addr)
             except Exception:  # noqa: BLE001  (like socketserver: report, keep serving)
-                self.handle_error(request, client_address)
-            finally:
-                self.shutdown_request(request)
+                self.handle_error(sock, addr)
+                request.keep_alive = False
+            with self._lock:
+                self._busy -= 1
+            if request.keep_alive and not self._closing:
+                self._handoff.append((sock, addr, rest, False))
+                self._wake()
+            else:
+                self.shutdown_request(sock)
 
     def handle_error(self, request, client_address) -> None:
         """A client that hangs up or stalls is not a server error: no traceback for it."""
@@ -315,32 +579,44 @@ class PooledHTTPServer(HTTPServer):
         self.close_request(request)
 
     def server_close(self) -> None:
+        self._closing = True
+        self._wake()
         super().server_close()
-        while True:                     # close connections nobody has started on
+        self._reader.join(timeout=10)
+        for conn in list(self._reading.values()):
+            self._close(conn)
+        while self._handoff:
+            self.shutdown_request(self._handoff.popleft()[0])
+        while True:                     # close requests no worker has started on
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
             if item is not None:
                 self.shutdown_request(item[0])
-        for _ in range(self._workers):  # workers finish their connection, then stop
+        for _ in range(self._workers):  # workers finish their request, then stop
             try:
                 self._queue.put_nowait(None)
             except queue.Full:
                 break
+        self._sel.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
 
 def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
                 native_tools: bool = True, log=None, *, model_names: Sequence[str] | None = None,
-                api_key: str | None = None, read_timeout_s: float = 30.0,
-                max_workers: int = 64, max_pending: int = 1024) -> PooledHTTPServer:
+                api_key: str | None = None, read_timeout_s: float = 10.0,
+                idle_timeout_s: float = 30.0, max_workers: int = 64, max_pending: int = 1024,
+                max_connections: int | None = None) -> PooledHTTPServer:
     """A `PooledHTTPServer` serving `lm` (call `serve_forever`; port 0 picks a free one).
 
     `model_names`: the names a request's `model` may take (default `[lm.name]`; the first
     is also the answer to a request without `model`). `api_key`: when set, `/v1/...`
-    requests need `Authorization: Bearer <api_key>`. `read_timeout_s`: a request (line,
-    headers and body) that has not fully arrived this long after the server started
-    waiting for it is dropped. See the module docstring for the error answers."""
+    requests need `Authorization: Bearer <api_key>`. `read_timeout_s`, `idle_timeout_s`,
+    `max_workers`, `max_pending`, `max_connections`: see `PooledHTTPServer` (by default
+    max_connections is 4096 or the open-file limit less 64). See the module docstring for
+    the error answers."""
     names = list(model_names) if model_names else [lm.name]
     if not all(isinstance(n, str) and n for n in names):
         raise ValueError(f"model_names = {names!r} must be non-empty strings")
@@ -351,31 +627,45 @@ def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
     expected = api_key.encode() if api_key else None
 
     class Handler(BaseHTTPRequestHandler):
+        """Answers the one complete request in `self.request.data` (a `_Request`)."""
+
         protocol_version = "HTTP/1.1"
 
         def setup(self):
-            super().setup()
-            self.rfile.close()          # the buffered reader is replaced by a deadline reader
-            self.rfile = _DeadlineReader(self.connection)
+            self.connection = self.request.sock
+            self.rfile = io.BytesIO(self.request.data)
+            self.wfile = _DeadlineWriter(self.connection, read_timeout_s)
 
-        def handle_one_request(self):
-            self.rfile.deadline = time.monotonic() + read_timeout_s
-            super().handle_one_request()
+        def handle(self):
+            self.handle_one_request()
+            self.request.keep_alive = not self.close_connection
+
+        def finish(self):
+            pass
+
+        def handle_expect_100(self):            # the reader already answered 100 Continue
+            return True
 
         def log_message(self, fmt, *args):      # quiet unless a logger is given
             if log:
                 log(fmt % args)
 
+        def send_error(self, code, message=None, explain=None):  # noqa: ARG002
+            """http.server's own refusals (a bad request line, 431, 501, ...) as JSON."""
+            if self.request_version == "HTTP/0.9":     # an unparsed line: answer in full
+                self.request_version = self.protocol_version
+            self._error(code, message or HTTPStatus(code).phrase,
+                        "server_error" if code >= 500 else "invalid_request_error", close=True)
+
         def _send(self, status: int, obj: dict, close: bool = False,
                   headers: Sequence[tuple[str, str]] = ()) -> None:
             data = json.dumps(obj).encode()
-            self.connection.settimeout(read_timeout_s)    # a client that never reads
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             for k, v in headers:
                 self.send_header(k, v)
-            if close:                                     # the body was not read
+            if close:
                 self.send_header("Connection", "close")
                 self.close_connection = True
             self.end_headers()
@@ -394,7 +684,6 @@ def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
             if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(),
                                                                   expected):
                 return True
-            self._drain()
             self._error(401, "missing or incorrect API key: send 'Authorization: Bearer <key>'",
                         "invalid_request_error", "invalid_api_key", close=True,
                         headers=[("WWW-Authenticate", "Bearer")])
@@ -434,21 +723,10 @@ def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
                 return None
             return length
 
-        def _drain(self) -> None:
-            """Read a small body nobody will use, so that the client, still sending it, sees
-            the error answer rather than a reset connection (the connection closes anyway)."""
-            raw = (self.headers.get("Content-Length") or "").strip().encode()
-            if self.command == "POST" and _DIGITS.fullmatch(raw) and int(raw) <= _DRAIN_MAX:
-                try:
-                    self.rfile.read(int(raw))
-                except OSError:         # TimeoutError included
-                    pass
-
         def do_POST(self):
             if not self._authorized():
                 return
             if self.path not in ("/v1/chat/completions", "/v1/completions"):
-                self._drain()
                 self._error(404, f"no route POST {self.path}", "invalid_request_error",
                             "not_found", close=True)
                 return
@@ -456,9 +734,15 @@ def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
             if length is None:
                 return
             raw = self.rfile.read(length)
-            if len(raw) < length:           # the client closed early: nobody to answer
+            if len(raw) < length:           # never: the reader waits for the whole body
                 self.close_connection = True
                 return
+            if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:
+                depth = json_depth(raw)
+                if depth > MAX_JSON_DEPTH:
+                    self._error(400, f"request body nests arrays and objects {depth} deep; "
+                                f"the limit is {MAX_JSON_DEPTH}", "invalid_request_error")
+                    return
             try:
                 body = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -478,4 +762,5 @@ def make_server(lm: LanguageModel, host: str = "127.0.0.1", port: int = 0,
             self._send(200, answer)
 
     return PooledHTTPServer((host, port), Handler, max_workers=max_workers,
-                            max_pending=max_pending)
+                            max_pending=max_pending, read_timeout_s=read_timeout_s,
+                            idle_timeout_s=idle_timeout_s, max_connections=max_connections)

@@ -1,7 +1,9 @@
 """lib/lm/server.py under hostile or heavy traffic, over real loopback sockets with a fake
 model that answers at once: a burst of hundreds of connections, stalled and trickling
-uploads, Content-Length abuse, unknown models, out-of-range sampling parameters, API keys,
-and a full connection queue."""
+uploads, slowloris and idle connections beside a normal request, a full connection table
+and request queue, deeply nested JSON, Content-Length abuse, unknown models, out-of-range
+sampling parameters, API keys; and, with a tiny real model, that new `max_tokens` and `n`
+values reuse a few compiled shapes."""
 import contextlib
 import http.client
 import json
@@ -11,13 +13,19 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
+import jax
 import pytest
 
+from lib.lm import sampling
 from lib.lm.client import ChatResult, Choice, LanguageModel, LMHTTPError, OpenAIClient
+from lib.lm.local import LocalLM
+from lib.lm.model import LMConfig, init_params
 from lib.lm.server import make_server
+from lib.lm.tokenizer import Tokenizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HANG_S = 20          # a guard against hangs only; nothing asserts how fast anything is
@@ -113,16 +121,36 @@ def _stall(port, data: bytes) -> socket.socket:
     return s
 
 
-def test_stalled_uploads_are_dropped_and_free_their_workers():
+def _read_until_closed(s: socket.socket) -> bytes:
+    data = b""
+    try:
+        while chunk := s.recv(65536):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def assert_openai_error(body: bytes, code: str | None = None) -> dict:
+    """The error object of an OpenAI-shaped error body (message, type, param, code)."""
+    err = json.loads(body)["error"]
+    assert set(err) == {"message", "type", "param", "code"} and err["message"], err
+    assert err["type"] in ("invalid_request_error", "server_error"), err
+    if code is not None:
+        assert err["code"] == code, err
+    return err
+
+
+def test_stalled_uploads_are_answered_408_and_closed():
     head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
     with serving(read_timeout_s=0.5, max_workers=2) as port:
         stalled = [_stall(port, head + b'{"mod'), _stall(port, b"POST /v1/chat/comp")]
-        for s in stalled:                     # both workers held until the timeout drops them
-            try:
-                assert s.recv(1024) == b""    # closed by the server, nothing answered
-            except ConnectionResetError:
-                pass
+        for s in stalled:
+            answer = _read_until_closed(s)
             s.close()
+            assert answer.startswith(b"HTTP/1.1 408 ")
+            err = assert_openai_error(answer.partition(b"\r\n\r\n")[2], "request_timeout")
+            assert err["message"] == "the request did not arrive within 0.5 s of its first byte"
         assert post(port, chat_body())[0] == 200
 
 
@@ -151,22 +179,134 @@ def test_a_trickled_request_is_dropped_at_the_deadline_not_kept_alive_by_each_by
     assert sent < len(request)
 
 
-def test_a_full_connection_queue_answers_503():
-    with serving(max_workers=1, max_pending=1) as port:
-        holder = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
-        holder.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")    # keep-alive: the one
-        first = http.client.HTTPResponse(holder)                       # worker stays on it
-        first.begin()
-        assert first.status == 200 and json.loads(first.read()) == {"status": "ok"}
-        waiting = socket.create_connection(("127.0.0.1", port), timeout=HANG_S)   # queued
-        waiting.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        status, headers, _ = raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert status == 503 and headers["connection"] == "close"
-        holder.close()                        # the worker moves on to the queued connection
-        second = http.client.HTTPResponse(waiting)
-        second.begin()
-        assert second.status == 200
-        waiting.close()
+def _open_meanwhile(sockets: list[socket.socket]) -> bool:
+    """True when no socket in `sockets` was closed or answered by the server."""
+    for s in sockets:
+        s.setblocking(False)
+        try:
+            s.recv(1)
+            return False                      # an answer, or b"": closed
+        except BlockingIOError:
+            pass
+        except OSError:
+            return False
+    return True
+
+
+def test_slowloris_connections_hold_no_worker_and_are_cut_at_their_deadline():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Pad: "
+    with serving(read_timeout_s=4.0, max_workers=2) as port:
+        slow = [_stall(port, head[:1]) for _ in range(20)]
+        t0 = time.monotonic()
+        for i in range(1, 4):                 # a byte each, every 0.1 s: each conn. is active
+            for s in slow:
+                s.sendall(head[i:i + 1])
+            time.sleep(0.1)
+        assert post(port, chat_body())[0] == 200      # answered while all 20 are still open
+        assert _open_meanwhile(slow)
+        ended = []
+        for s in slow:                        # the rest of the head, one byte at a time
+            s.setblocking(True)
+            s.settimeout(0.2)
+            for i in range(200):
+                try:
+                    s.sendall(b"y")
+                    if s.recv(65536):
+                        break                 # the 408 answer
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+            ended.append(time.monotonic() - t0)
+            s.close()
+    assert max(ended) < 4.0 + 3.0, ended      # cut at the deadline, not kept by each byte
+
+
+def test_idle_connections_hold_no_worker():
+    with serving(read_timeout_s=5.0, max_workers=2) as port:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+                for _ in range(50)]
+        try:
+            assert post(port, chat_body())[0] == 200
+            assert _open_meanwhile(idle)
+        finally:
+            for s in idle:
+                s.close()
+
+
+def test_a_full_connection_table_evicts_an_idle_connection_else_answers_503():
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+    with serving(max_connections=4) as port:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
+                for _ in range(4)]
+        time.sleep(0.2)                       # all four adopted by the server
+        assert post(port, chat_body())[0] == 200          # the oldest idle one made room
+        assert _read_until_closed(idle[0]) == b""
+        busy = [_stall(port, head) for _ in range(4)]     # requests under way: not idle
+        time.sleep(0.2)
+        for s in idle[1:]:
+            assert _read_until_closed(s) == b""
+        t0 = time.monotonic()
+        status, headers, body = raw(port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert status == 503 and time.monotonic() - t0 < HANG_S / 2
+        assert headers["connection"] == "close" and headers["retry-after"] == "1"
+        assert_openai_error(body, "server_overloaded")
+        for s in busy + idle:
+            s.close()
+
+
+class BlockingLM(EchoLM):
+    """An EchoLM whose answers wait until `release` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.release, self.entered = threading.Event(), threading.Event()
+
+    def _answer(self, text, n, **kw):
+        self.entered.set()
+        assert self.release.wait(HANG_S)
+        return super()._answer(text, n, **kw)
+
+
+def test_a_full_request_queue_answers_503_in_openai_shape():
+    lm = BlockingLM()
+    with serving(lm, max_workers=1, max_pending=1) as port:
+        results = {}
+        first = threading.Thread(target=lambda: results.setdefault("a", post(port, chat_body())))
+        first.start()
+        assert lm.entered.wait(HANG_S)        # the one worker is in the model
+        second = threading.Thread(target=lambda: results.setdefault("b", post(port, chat_body())))
+        second.start()
+        time.sleep(0.3)                       # the second request waits in the queue
+        status, answer = post(port, chat_body())
+        assert status == 503
+        assert_openai_error(json.dumps(answer).encode(), "server_overloaded")
+        lm.release.set()
+        first.join(HANG_S)
+        second.join(HANG_S)
+    assert results["a"][0] == results["b"][0] == 200
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"PUT /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 501),
+    (b"GARBAGE\r\n\r\n", 400),
+    (b"GET /v1/models HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+    (b"GET /x HTTP/1.1\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431),
+])
+def test_http_level_refusals_are_json_in_openai_shape(request_bytes, status):
+    with serving() as port:
+        got, headers, body = raw(port, request_bytes)
+    assert got == status and headers["content-type"] == "application/json"
+    assert_openai_error(body)
+
+
+def test_a_head_over_the_limit_is_431_without_waiting_for_its_end():
+    with serving() as port:
+        s = _stall(port, b"GET /v1/models HTTP/1.1\r\nX-Pad: " + b"y" * 70000)
+        answer = _read_until_closed(s)
+        s.close()
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    assert_openai_error(answer.partition(b"\r\n\r\n")[2], "request_header_too_large")
 
 
 # ----------------------------------------------------------------------------- Content-Length
@@ -196,16 +336,66 @@ def test_content_length_is_validated_before_any_body_is_read(headers, status, me
 
 
 def test_an_exact_content_length_keeps_the_connection_alive():
-    body = json.dumps(chat_body()).encode()
-    one = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-           str(len(body)).encode() + b"\r\n\r\n" + body)
+    def one(text):
+        body = json.dumps(chat_body(messages=[{"role": "user", "content": text}])).encode()
+        return (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    def answer(f):
+        status, length = int(f.readline().split()[1]), 0
+        while (line := f.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        return status, json.loads(f.read(length))["choices"][0]["message"]["content"]
+
     with serving() as port, socket.create_connection(("127.0.0.1", port), timeout=HANG_S) as s:
-        for _ in range(3):                     # three requests on one connection
-            s.sendall(one)
-            resp = http.client.HTTPResponse(s)
-            resp.begin()
-            assert resp.status == 200 and json.loads(resp.read())["choices"][0]["message"][
-                "content"] == "hi"
+        f = s.makefile("rb")
+        for sent in (["a"], ["b"], ["c", "d", "e"]):     # three pipelined at the end
+            s.sendall(b"".join(one(t) for t in sent))
+            assert [answer(f) for _ in sent] == [(200, t) for t in sent]
+
+
+# ----------------------------------------------------------------------------- nesting
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("where, depth", [
+    ("body", 100_000), ("tools", 5_000), ("messages", 900), ("tools", 70)])
+def test_deeply_nested_json_is_400_before_parsing(where, depth):
+    lm = EchoLM()
+    nested = "[" * depth + "]" * depth
+    body = chat_body()
+    if where == "tools":
+        body["tools"] = [{"type": "function", "function": {"name": "f", "parameters": "X"}}]
+    elif where == "messages":
+        body["messages"] = [{"role": "user", "content": "hi", "extra": "X"}]
+    else:
+        body["x"] = "X"
+    data = json.dumps(body).replace('"X"', nested).encode()
+    total = depth + {"body": 1, "tools": 4, "messages": 3}[where]
+    with serving(lm) as port:
+        status, answer = post(port, data)
+    assert status == 400, answer
+    assert answer["error"]["message"] == (f"request body nests arrays and objects {total} "
+                                          "deep; the limit is 64")
+    assert_openai_error(json.dumps(answer).encode())
+    assert lm.calls == []
+
+
+def test_nesting_within_the_limit_and_brackets_in_strings_are_served():
+    lm = EchoLM()
+    body = chat_body(messages=[{"role": "user", "content": "[{" * 500}])
+    body["tools"] = [{"type": "function", "function": {"name": "f", "parameters": _nested(50)}}]
+    with serving(lm) as port:
+        status, answer = post(port, body)
+    assert status == 200 and answer["choices"][0]["message"]["content"] == "[{" * 500
 
 
 # ----------------------------------------------------------------------------- models
@@ -300,6 +490,35 @@ def test_edge_values_reach_the_model_unchanged():
     assert [c["max_tokens"] for c in got[:2]] == [65536, 1]
 
 
+# ----------------------------------------------------------------------------- compiled shapes
+
+
+def test_new_max_tokens_and_n_values_reuse_a_bounded_set_of_compiled_shapes(monkeypatch):
+    tok = Tokenizer()
+    cfg = LMConfig(vocab_size=tok.vocab_size, d_model=16, num_layers=1, num_heads=2, d_ff=32,
+                   max_len=32)
+    params = jax.tree.map(lambda x: x * 6.0 if x.ndim == 2 else x,   # not a constant token
+                          init_params(cfg, jax.random.key(0)))
+    monkeypatch.setattr(sampling, "MAX_SHAPES", 1000, raising=False)
+    with serving(LocalLM(cfg, params, tok, name="tiny")) as port:
+        def tokens(max_tokens, n):
+            status, answer = post(port, {"model": "tiny", "prompt": "abc", "temperature": 0,
+                                         "max_tokens": max_tokens, "n": n, "logprobs": 0},
+                                  "/v1/completions")
+            assert status == 200, answer
+            assert [c["finish_reason"] for c in answer["choices"]] == ["length"] * n
+            return [c["logprobs"]["tokens"] for c in answer["choices"]]
+
+        before = sampling._decode._cache_size()
+        longest = tokens(16, 4)[0]
+        for max_tokens, n in [(9, 3), (10, 4), (13, 3), (11, 4), (15, 3), (12, 3)]:
+            assert tokens(max_tokens, n) == [longest[:max_tokens]] * n   # cut to the request
+        assert sampling._decode._cache_size() - before <= 1   # batch 4 x buffer 16: one shape
+        monkeypatch.setattr(sampling, "MAX_SHAPES", 1, raising=False)
+        tokens(3, 1)                          # a new shape past the bound drops the others
+        assert sampling._decode._cache_size() == 1
+
+
 # ----------------------------------------------------------------------------- API key
 
 
@@ -333,6 +552,8 @@ def test_api_key_is_required_on_v1_routes_when_set():
     (dict(model_names=["echo", ""]), "must be non-empty strings"),
     (dict(read_timeout_s=0), "read_timeout_s = 0 must be > 0"),
     (dict(max_workers=0), "max_workers = 0"),
+    (dict(idle_timeout_s=0), "idle_timeout_s = 0 must be > 0"),
+    (dict(max_connections=0), "max_connections = 0 must be >= 1"),
 ])
 def test_bad_server_settings_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):
