@@ -588,10 +588,12 @@ if cfg["keep"]:
                     path = os.path.join(base, name) if name else base
                     try:
                         info = t.gettarinfo(path, os.path.relpath(path, root))
-                        if info is None or not (info.isreg() or info.isdir() or info.issym() or info.islnk()):
+                        if info is None or not (info.isreg() or info.isdir()
+                                                or info.issym() or info.islnk()):
                             continue
                         if info.isreg():
-                            with open(path, "rb", opener=lambda p, fl: os.open(p, fl | os.O_NOFOLLOW)) as f:
+                            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+                            with os.fdopen(fd, "rb") as f:
                                 t.addfile(info, f)
                         else:
                             t.addfile(info)
@@ -842,8 +844,9 @@ def _bwrap_works() -> str | None:
     except OSError as e:
         return f"bwrap could not start: {e}"
     if r.returncode != 0:
-        hint = ("; is the interpreter's tree readable by other users?" if os.geteuid() == 0
-                else "")
+        hint = (f"; bwrap runs as uid {HOST_UID}: are the interpreter's files readable by "
+                "other users, and may unprivileged users create user namespaces here?"
+                if os.geteuid() == 0 else "")
         return f"bwrap does not work here (exit {r.returncode}: {r.stderr.strip()[:300]}{hint})"
     return None
 
