@@ -66,10 +66,11 @@ RLIMIT_AS, so at most `processes` x `memory_mb`); `<root>`'s absolute path is th
 as outside; a program that is not under the bound trees (e.g. `python=` a different
 interpreter) is not found inside.
 
-`run_pytest` runs `python -m pytest -v -rA --continue-on-collection-errors` in the sandbox and parses the per-test statuses
-from its output (`parse_pytest_log`): PASSED, FAILED, SKIPPED, ERROR, XFAIL (XPASS counts
-as PASSED, as SWE-bench's grading does; a test that passed but errored in teardown is ERROR;
-a module that fails to import is one ERROR entry for the file).
+`run_pytest` runs pytest in the sandbox and takes the per-test statuses from a result file
+its own in-process plugin writes (see run_pytest), with `parse_pytest_log`'s rules: PASSED,
+FAILED, SKIPPED, ERROR, XFAIL (XPASS counts as PASSED, as SWE-bench's grading does; a test
+that passed but errored in teardown is ERROR; a module that fails to import is one ERROR
+entry for the file).
 """
 from __future__ import annotations
 
