@@ -21,6 +21,12 @@ Variants:
   front_train the training data of the front's learned points: quick_attractor with 20
               training trajectories (seed 0, never the front's seed 1) saved at 32², 2 test.
   front_train_64  front_train saved at 64² (the front's 64² learned points).
+  heldout_2, heldout_3, heldout_4  the held-out ICs of the fair front: front's set-up with
+              seeds 2, 3 and 4 (no training or model choice ever used them), 10 test
+              trajectories each; the front tool's `--truth=heldout` takes all three (30 ICs).
+  stats       the statistics front's truth: seed 5, 4 test trajectories on the attractor,
+              256² -> 128², 60 time units saved every 320 steps (0.56), for time-averaged
+              energy spectra and vorticity PDFs over the last 50 units.
 """
 import math
 
@@ -30,12 +36,13 @@ from lib.common.config import variant_config
 from lib.pde.data_config import spec_from_config
 
 VARIANTS = ("tiny", "quick", "paper", "paper_4pi", "quick_attractor", "front", "front_tiny",
-            "front_train", "front_train_64")
+            "front_train", "front_train_64", "heldout_2", "heldout_3", "heldout_4", "stats")
 # Time units after the random field (max speed 7) until the energy spectrum is stationary:
 # measured at 64² (3 ICs, 30 units), the spectrum averaged over 3 time units stays within
 # 20 % (relative L1) of its late-time mean from t = 14 on, and the rms speed settles at
 # 1.4-1.5 (from 2.9); tools/bench/multipdenet_attractor.py, experiments/multipdenet/NOTES.md.
 ATTRACTOR_WARMUP = 15.0
+HELDOUT_SEEDS = (2, 3, 4)
 
 
 def validate(config):
@@ -66,4 +73,7 @@ def get_config(arg=None):
         "front_tiny": lambda: _config(64, 2, 0.5, 0.56, 8, 1, 2, chunk_frames=5, seed=1),
         "front_train": lambda: _config(256, 8, ATTRACTOR_WARMUP, 3.0, 16, 20, 2, chunk_frames=16),
         "front_train_64": lambda: _config(256, 4, ATTRACTOR_WARMUP, 3.0, 16, 20, 2, chunk_frames=16),
+        **{f"heldout_{s}": (lambda s=s: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10,
+                                                chunk_frames=16, seed=s)) for s in HELDOUT_SEEDS},
+        "stats": lambda: _config(256, 2, ATTRACTOR_WARMUP, 60.0, 320, 1, 4, chunk_frames=4, seed=5),
     }, arg, default="quick")

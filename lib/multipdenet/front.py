@@ -1,5 +1,5 @@
 """The cost–accuracy front (Navier–Stokes, Burgers): HCTs per initial condition, the classical
-front and where a learned point sits against it (issue 33 §1).
+front and where a learned point sits against it.
 
 A point is `{"name", "family", "grid", "cost", "hct", ...}`: `cost` in wall seconds per
 simulated time unit per trajectory, `hct` the mean over ICs of the HCT on the system's
@@ -124,7 +124,21 @@ def accuracy(pred: np.ndarray, truth: np.ndarray, meta: dict, field: str, thresh
     length = meta["length"]
     vort = hcts(vorticity(pred, length), vorticity(truth, length), dt, threshold)
     return {"hct": float(vort.mean()), "hct_std": float(vort.std()), "hct_per_ic": vort.tolist(),
-            "hct_velocity": float(vel.mean()), "hct_velocity_std": float(vel.std())}
+            "hct_velocity": float(vel.mean()), "hct_velocity_std": float(vel.std()),
+            "hct_velocity_per_ic": vel.tolist()}
+
+
+def merge_accuracies(parts: list[dict]) -> dict:
+    """`accuracy`/`rollout_accuracy` records of disjoint sets of ICs (the same horizon) as one
+    record over all of them: per-IC lists concatenated, means and stds over all ICs."""
+    out = dict(parts[0])
+    for key in ("hct", "hct_velocity", "rmse"):
+        if f"{key}_per_ic" in out:
+            per_ic = np.concatenate([p[f"{key}_per_ic"] for p in parts])
+            out |= {key: float(per_ic.mean()), f"{key}_std": float(per_ic.std()), f"{key}_per_ic": per_ic.tolist()}
+    if "nonfinite_ics" in out:
+        out["nonfinite_ics"] = sum(p["nonfinite_ics"] for p in parts)
+    return out
 
 
 def rollout_accuracy(fn, params, u0: np.ndarray, truth: np.ndarray, meta: dict, field: str,
@@ -217,21 +231,38 @@ def headline(point: dict, front: list[dict], dns_cost: float | None) -> dict:
             "speedup_vs_fine_dns": None if dns_cost is None else dns_cost / point["cost"]}
 
 
-def paired(point: dict, front: list[dict]) -> dict:
-    """The point's HCT against the front's at its wall cost, initial condition by initial
-    condition (`hct_per_ic` of the two front points around its cost interpolated as
-    `hct_at`; beyond the costliest, that point's): the mean difference `paired_diff`, its
-    standard error over ICs `paired_se` and `ics_above`. {} below the front's cheapest cost."""
-    cost = point["cost"]
+def front_per_ic(front: list[dict], cost: float) -> np.ndarray | None:
+    """The front's HCT per IC at wall cost `cost`: `hct_per_ic` of the two front points around
+    it interpolated as `hct_at` (beyond the costliest, that point's); None below the cheapest."""
     if not front or cost < front[0]["cost"]:
-        return {}
+        return None
     a, b, s = _bracket(front, cost)
     if a is None:                                   # beyond the costliest point: its HCTs
-        per_ic = np.asarray(front[-1]["hct_per_ic"], float)
-    else:
-        lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
-        per_ic = lo + s * (hi - lo)
-    return paired_stats(point["hct_per_ic"], per_ic)
+        return np.asarray(front[-1]["hct_per_ic"], float)
+    lo, hi = np.asarray(a["hct_per_ic"], float), np.asarray(b["hct_per_ic"], float)
+    return lo + s * (hi - lo)
+
+
+def paired(point: dict, front: list[dict]) -> dict:
+    """The point's HCT against the front's at its wall cost, initial condition by initial
+    condition (`front_per_ic`): the mean difference `paired_diff`, its standard error over
+    ICs `paired_se`, `ics_above`, and `ratio_interval`, the 95 % paired bootstrap interval of
+    the ratio of mean HCTs (`bootstrap_ratio`). {} below the front's cheapest cost."""
+    per_ic = front_per_ic(front, point["cost"])
+    if per_ic is None:
+        return {}
+    return paired_stats(point["hct_per_ic"], per_ic) | {
+        "ratio_interval": bootstrap_ratio(point["hct_per_ic"], per_ic)}
+
+
+def bootstrap_ratio(a, b, n_boot: int = 4000, level: float = 0.95, seed: int = 0) -> list[float]:
+    """Percentile bootstrap interval of `mean(a) / mean(b)` over ICs, resampled in pairs
+    (the same ICs for both): `[lo, hi]` at `level`."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
+    ratios = a[idx].mean(1) / b[idx].mean(1)
+    tail = (1 - level) / 2 * 100
+    return [float(np.percentile(ratios, tail)), float(np.percentile(ratios, 100 - tail))]
 
 
 def paired_stats(a, b) -> dict:
@@ -278,25 +309,33 @@ def round_ratios(points: list[dict]) -> dict[str, list[float]]:
     return out
 
 
-MOONSHOT, FLOOR = 1.5, 1.0   # issue 33: HCT / the front's at equal wall time
+MOONSHOT, FLOOR = 1.5, 1.0   # HCT / the front's at equal wall time
 
 
 def targets(points: list[dict]) -> dict:
-    """Issue 33's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
+    """The front's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
     point's HCT ≥ 1.5× the front's at equal wall time, and "floor", some point on or above
-    the front (≥ 1×); each record names the best point, its ratio and (when measured) its
-    `paired` difference and the range of its per-round ratios (`round_ratios`, in its
-    headline as "hct_over_front_rounds"), `settled` when every round falls on the same side
-    of the bound (None: no point lies within the front's cost range)."""
+    the front (≥ 1×). Each record names the best point, its ratio, its `paired` difference
+    and bootstrap interval over ICs and the range of its per-round ratios (`round_ratios`,
+    headline "hct_over_front_rounds"); `settled` when the interval and every round fall on
+    the same side of the bound (a record without rounds or interval is never settled).
+    (None: no point lies within the front's cost range.)"""
     ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"], p["headline"]) for p in points
               if p.get("headline", {}).get("hct_over_front_at_equal_wall") is not None]
     best, name, h = max(ratios, key=lambda r: r[0]) if ratios else (None, None, {})
-    pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above") if k in h}
+    pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above", "ratio_interval") if k in h}
     rounds = h.get("hct_over_front_rounds") or []
     spread = {"rounds_min": min(rounds), "rounds_max": max(rounds)} if rounds else {}
+
+    def settled(bound):
+        lo_hi = [*rounds, *h.get("ratio_interval", [])]
+        if not rounds or "ratio_interval" not in h:
+            return False
+        return min(lo_hi) >= bound or max(lo_hi) < bound
+
     return {key: report.target(best is not None and best >= bound, bound=bound,
                                best_hct_over_front=best, best_point=name, **pair, **spread,
-                               **({"settled": min(rounds) >= bound or max(rounds) < bound} if rounds else {}))
+                               **({"settled": settled(bound)} if rounds else {}))
             for key, bound in (("moonshot", MOONSHOT), ("floor", FLOOR))}
 
 

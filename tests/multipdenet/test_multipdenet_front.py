@@ -86,16 +86,34 @@ def test_round_ratios_price_each_round_by_its_own_calls():
     assert front.round_ratios([a, b, cheap])["cheap"] == []
 
 
-def test_targets_say_whether_the_timed_rounds_settle_the_verdict():
-    def pt(ratio, rounds):
+def test_targets_settle_only_when_the_rounds_and_the_ic_interval_agree():
+    def pt(ratio, rounds, interval=None):
         return {"name": "m", "family": "learned",
-                "headline": {"hct_over_front_at_equal_wall": ratio, "hct_over_front_rounds": rounds}}
-    t = front.targets([pt(1.02, [0.95, 1.02, 1.01])])
+                "headline": {"hct_over_front_at_equal_wall": ratio, "hct_over_front_rounds": rounds,
+                             **({"ratio_interval": interval} if interval else {})}}
+    t = front.targets([pt(1.02, [0.95, 1.02, 1.01], [0.97, 1.08])])
     assert t["floor"]["met"] and not t["floor"]["settled"]
     assert (t["floor"]["rounds_min"], t["floor"]["rounds_max"]) == (0.95, 1.02)
-    assert t["moonshot"]["settled"] and not t["moonshot"]["met"]          # every round under 1.5
-    assert front.targets([pt(1.1, [1.05, 1.2])])["floor"]["settled"]
+    assert t["moonshot"]["settled"] and not t["moonshot"]["met"]          # all under 1.5
+    assert front.targets([pt(1.1, [1.05, 1.2], [1.02, 1.2])])["floor"]["settled"]
+    assert not front.targets([pt(1.1, [1.05, 1.2], [0.98, 1.2])])["floor"]["settled"]   # interval straddles
+    assert not front.targets([pt(1.1, [1.05, 1.2])])["floor"]["settled"]   # no interval: never settled
     assert "settled" not in front.targets([pt(1.1, [])])["floor"]          # no rounds stored
+
+
+def test_bootstrap_ratio_is_exact_for_proportional_hcts_and_pairs_the_ics():
+    b = np.array([2.0, 4.0, 6.0, 8.0])
+    assert front.bootstrap_ratio(2 * b, b) == pytest.approx([2.0, 2.0])
+    # paired: IC difficulty varies a lot but the ratio per IC is 1.1 ± 0.01, so the interval is
+    # narrow; unpaired resampling would spread it over the difficulty
+    rng = np.random.default_rng(1)
+    b = rng.uniform(2, 9, 30)
+    a = b * rng.normal(1.1, 0.01, 30)
+    lo, hi = front.bootstrap_ratio(a, b)
+    assert 1.09 < lo < a.mean() / b.mean() < hi < 1.11
+    p = front.paired({"cost": 2.0, "hct_per_ic": list(a)}, [{"cost": 1.0, "hct_per_ic": list(b)},
+                                                             {"cost": 4.0, "hct_per_ic": list(b)}])
+    assert p["ratio_interval"] == pytest.approx([lo, hi])
 
 
 def test_a_model_with_a_coarser_step_is_compared_at_its_own_frames():

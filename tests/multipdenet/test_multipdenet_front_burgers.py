@@ -32,7 +32,7 @@ def test_bad_system_is_one_line_before_any_compute(tmp_path):
 def test_burgers_tiny_front_end_to_end_and_its_hct_is_the_metrics_hct(tmp_path):
     out, data_root = tmp_path / "front.json", str(tmp_path / "data")
     proc = _run("--system=burgers", "--variant=tiny", f"--data_root={data_root}", f"--out={out}",
-                "--repeats=1", "--timing_frames=2")
+                f"--cache={tmp_path / 'cache'}", "--repeats=1", "--timing_frames=2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["system"] == "burgers" and result["n_ics"] == 2
@@ -44,6 +44,10 @@ def test_burgers_tiny_front_end_to_end_and_its_hct_is_the_metrics_hct(tmp_path):
     md = (tmp_path / "front.md").read_text()
     assert "HCT velocity (mean ± std over ICs)" in md and "vorticity" not in md
     assert (tmp_path / "front.png").stat().st_size > 0
+    # every classical accuracy was cached per dataset, family, grid and step; a second run reads them
+    cached = sorted(os.listdir(next((tmp_path / "cache").iterdir())))
+    assert cached == sorted(f"{f}_{n}_{p['steps_per_frame']}.json" for p in result["points"][:-1]
+                            for f, n in [(p["family"], p["grid"])])
 
     # The same arrays, rebuilt here: the cached truth, truncated to 12², and the solver's rollout.
     data = data_lib.load_or_generate(config_lib.load_config("configs/pde_data/burgers.py:front_tiny"),

@@ -1,35 +1,46 @@
-"""MultiPDENet on the cost–accuracy front of classical solvers, Navier–Stokes Re = 1000
+"""MultiPDENet on the cost–accuracy front of tuned classical solvers, Navier–Stokes Re = 1000
 (default) or 2-D Burgers (`--system=burgers`).
 
-    python tools/bench/multipdenet_front.py \
-        --workdir=workdirs/multipdenet/navier_stokes_quick/multipdenet
+    python tools/bench/multipdenet_front.py --cores= --accuracy_only \
+        --workdir=experiments/multipdenet/trained/front_64_dt2      # the accuracies (cached), both cores
+    python tools/bench/multipdenet_front.py --out=experiments/multipdenet/front.json \
+        --workdir=experiments/multipdenet/trained/front_64_dt2      # the timed front, one pinned core
+    python tools/bench/multipdenet_front.py --stats --out=experiments/multipdenet/front.json
+    python tools/bench/multipdenet_front.py --render --out=experiments/multipdenet/front.json \
+        --readme=experiments/multipdenet/README.md                  # tables and figures from the JSON
     python tools/bench/multipdenet_front.py --variant=tiny          # smoke run, seconds
-    python tools/bench/multipdenet_front.py --system=burgers \
-        --workdir=workdirs/multipdenet/burgers_quick --out=experiments/multipdenet/front_burgers.json \
-        --readme=experiments/multipdenet/NOTES.md
 
-Truth: `configs/pde_data/navier_stokes.py:front` (10 test ICs of seed 1, never used for
-training, on the attractor, 256² DNS saved at 128²; `front_tiny`: 64² -> 32², 2 ICs).
+Truth (`--truth`): `heldout` (default for Navier–Stokes), 30 attractor ICs of seeds 2, 3, 4
+(`configs/pde_data/navier_stokes.py:heldout_*`), never used for training or for choosing a
+model; `front`, the 10 ICs of seed 1 the models were chosen on. 256² DNS saved at 128², 10
+time units. Burgers: `configs/pde_data/burgers.py:front`.
+
 Points, all from the same ICs (the truth's first frame, spectrally truncated to each grid):
-the spectral ETDRK4 solver and the FD4 + RK4 solver (MultiPDENet's Physics Block with no
-networks and frozen 4th-order stencils) at `--grids`, each at the largest step 5 % under
-the spectral solver's CFL limit; each `--workdir`'s trained model (`runs.load_run`); and
-the fine DNS that made the data (cost only: it is the truth). Accuracy: the HCT of each IC
-on vorticity correlation (Kochkov et al. 2021) and on velocity correlation, threshold 0.8,
-against the truth truncated to the point's grid. Cost: wall seconds per simulated time unit
-per trajectory of a jitted rollout of `--timing_frames` frames of all ICs in one batch,
-compile excluded, median of `--repeats` rounds interleaved over the points (the order
-rotated each round), one process pinned to `--cores` (default one core); each learned
-point's HCT ratio is also computed round by round (`front.round_ratios`: the spread that
-timing alone puts on it). Writes `--out` (JSON), `.md` and `.png` beside it, and
-with `--readme` splices the table into that file's `front` (Burgers: `front_burgers`) block.
+every classical family of `lib.multipdenet.classical.FAMILIES` (jax-cfd's when the `bench`
+extra is installed; otherwise one line says it is skipped) at every `--grids` and every
+`--dt_factors` (× the step that the initial fields' velocity bound allows: the sweep reaches
+past the attractor's stability limit; a non-finite rollout is a point that is not on the
+front); each `--workdir`'s trained model (`runs.load_run`); the fine DNS (cost only).
+Accuracy: the HCT of each IC on vorticity correlation (Kochkov et al. 2021), threshold 0.8,
+against the truth truncated to the point's grid; classical accuracies are cached under
+`--cache` by truth, family, grid and step (`--accuracy_only` fills the cache and stops).
+Cost: wall seconds per simulated time unit per trajectory of a jitted rollout of
+`--timing_frames` frames of all ICs in one batch, compile excluded, median of `--repeats`
+rounds interleaved over the points, one process pinned to `--cores`. Each learned point gets
+its HCT ratio to the front at equal wall, the ratio per timed round (`front.round_ratios`)
+and a paired bootstrap interval over ICs (`front.paired`); a target is "settled" when both
+lie on one side of its bound. Writes `--out` (JSON), `.md` and `.png` beside it; `--readme`
+splices the front points and the learned points into its `front` (Burgers: `front_burgers`)
+block.
 
-Burgers (`--system=burgers`; `configs/pde_data/burgers.py:front`: 10 test ICs of seed 1,
-128² DNS saved at 64²; `front_tiny`: 32² -> 16², 2 ICs): the same, with the dataset's own
-FD4 + RK4 solver (what `emulators.coarse_solver` runs for Burgers) and the pseudo-spectral
-ETDRK4 solver (`lib.pde.burgers_spectral`) as classical families, grids 8²-64², the HCT on velocity correlation only and, since that saturates
-at the horizon on every grid, a second front in velocity RMSE (what differs per system
-is in `lib.multipdenet.front.SYSTEMS`).
+`--stats` (Navier–Stokes): the statistics front of the points in `--out` at their measured
+costs: each rolls the 4 ICs of `configs/pde_data/navier_stokes.py:stats` out for 60 time
+units; the error of the energy spectrum (log-spectrum L2 over shells 1-16) and of the
+vorticity PDF, averaged over the last 50 units, against the 256² truth's
+(`lib.multipdenet.statistics`). Writes `<out>_stats.json`, `.md`, `.png`.
+
+Burgers: the dataset's FD4 + RK4 solver, the Physics Block and the pseudo-spectral ETDRK4
+solver; the HCT on velocity saturates, so a second front in velocity RMSE.
 """
 from __future__ import annotations
 
@@ -45,17 +56,24 @@ import numpy as np
 from absl import app, flags
 
 from lib.common import config as config_lib, pinning, report, workdir as wd
-from lib.multipdenet import data as data_lib, emulators, front
-from lib.multipdenet import model as mpn
+from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
+from lib.multipdenet import statistics as stats_lib
 from lib.multipdenet.runs import load_run
-from lib.pde import burgers_spectral
 
 flags.DEFINE_string("system", "navier_stokes", "navier_stokes or burgers (lib.multipdenet.front.SYSTEMS).")
 flags.DEFINE_enum("variant", "full", ["full", "tiny"], "full: the front; tiny: a smoke run.")
+flags.DEFINE_string("truth", None, "Test ICs: heldout (NS default: 30 ICs, seeds 2-4), front (10 ICs "
+                    "of seed 1, on which models were chosen), or variants of configs/pde_data/<system>.py, "
+                    "comma-separated.")
 flags.DEFINE_list("workdir", [], "Trained MultiPDENet (or FNO/UNet) run folders of --system.")
 flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,80,96,128, tiny 16,32; "
                   "Burgers 8,12,16,24,32,48,64, tiny 12,16).")
-flags.DEFINE_string("data_root", "data/pde", "Where the truth dataset is cached.")
+flags.DEFINE_list("dt_factors", None, "Time steps of every classical family as multiples of its "
+                  "step at the data's velocity bound (default NS 1,1.25,1.5,2,3; Burgers 1,1.5,2; tiny 1).")
+flags.DEFINE_list("families", None, "Classical families (default: all of classical.FAMILIES).")
+flags.DEFINE_string("data_root", "data/pde", "Where the truth datasets are cached.")
+flags.DEFINE_string("cache", "workdirs/bench/front_cache", "Where classical accuracies are cached.")
+flags.DEFINE_bool("accuracy_only", False, "Compute (and cache) the classical accuracies, then stop.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
 flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
@@ -64,53 +82,73 @@ flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
+flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS).")
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
                     "`<!-- results:front:begin/end -->` block (Burgers: front_burgers; "
                     "lib.common.report.splice).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
+DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3), "burgers": (1, 1.5, 2)}
 
 
-def dataset_solver(meta: dict, n: int) -> tuple:
-    """The dataset's own solver on an `n`² grid: spectral ETDRK4 (NS), FD4 + RK4 (Burgers)."""
-    solver = emulators.coarse_solver(dict(meta, coarse_grid=n))
-    return solver.rollout, {}
+def truth_configs(system: str, tiny: bool, truth: str | None) -> list[str]:
+    """The dataset configs whose test ICs, concatenated, are the front's truth."""
+    base = f"configs/pde_data/{system}.py"
+    if tiny:
+        return [f"{base}:front_tiny"]
+    truth = truth or ("heldout" if system == "navier_stokes" else "front")
+    if truth == "heldout" and system == "navier_stokes":
+        from configs.pde_data.navier_stokes import HELDOUT_SEEDS  # noqa: PLC0415
+        return [f"{base}:heldout_{s}" for s in HELDOUT_SEEDS]
+    return [f"{base}:{v}" for v in truth.split(",")]
 
 
-def spectral_burgers(meta: dict, n: int) -> tuple:
-    """The pseudo-spectral ETDRK4 Burgers solver (`lib.pde.burgers_spectral`) on an `n`² grid,
-    5 % under its stable step at |u| <= 2; channels-last in and out, like the others."""
-    nu, frame_dt = meta["params"]["viscosity"], meta["frame_dt"]
-    per_frame = max(1, math.ceil(frame_dt / (0.95 * burgers_spectral.max_stable_dt(n, nu, 2.0))))
-    step = jax.vmap(burgers_spectral.make_step(n, frame_dt / per_frame, nu, 2.0))
-
-    def rollout(params_unused, u0, k):
-        def frame(state, _):
-            state = jax.lax.fori_loop(0, per_frame, lambda _, x: step(x), state)
-            return state, jnp.moveaxis(state, 1, -1)
-        return jax.lax.scan(frame, jnp.moveaxis(u0, -1, 1), None, length=k)[1]
-    return rollout, {}
-
-
-def classical(meta: dict, family: str, n: int) -> tuple:
-    """(fn, params) of a classical family (`front.SYSTEMS[...]["families"]`) on an `n`² grid."""
-    if family == "fd4_rk4":
-        return fd4_rk4(meta, n)
-    if family == "spectral" and meta["pde"] == "burgers":
-        return spectral_burgers(meta, n)
-    return dataset_solver(meta, n)   # NS "spectral", Burgers "solver": the dataset's own
+def load_truth(configs: list[str], data_root: str) -> tuple[dict, list[tuple[str, np.ndarray]]]:
+    """(metadata, [(dataset path, test trajectories `(n_ics, T + 1, n, n, 2)`)]) of the
+    configs' test splits; their metadata must agree but for the seed."""
+    metas, parts = [], []
+    for c in configs:
+        data = data_lib.load_or_generate(config_lib.load_config(c), data_root)
+        metas.append(data["metadata"])
+        parts.append((data["path"], data["test"]))
+    strip = lambda m: {k: v for k, v in m.items() if k != "seed"}  # noqa: E731
+    if any(strip(m) != strip(metas[0]) for m in metas):
+        raise ValueError(f"the truth datasets {configs} differ in more than their seed")
+    return dict(metas[0], seed=[m["seed"] for m in metas] if len(metas) > 1 else metas[0]["seed"]), parts
 
 
-def fd4_rk4(meta: dict, n: int) -> tuple:
-    """The Physics Block without networks: FD4 stencils (+ spectral projection for NS) + RK4,
-    at its stable step (`front.physics_block_steps`)."""
-    model = mpn.make_model(
-        meta["pde"], h=meta["length"] / n, macro_dt=meta["frame_dt"],
-        n_micro=front.physics_block_steps(meta, n),
-        coefficients=emulators.physics_coefficients(meta["pde"], meta["params"]),
-        filter_mode="frozen", corrector=None, micro_net=None, macro_net=None)
-    params = model.init(jax.random.key(0), jnp.zeros((1, n, n, 2)))
-    return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), params
+def point_name(label: str, n: int, steps: int, default: int) -> str:
+    return f"{label} {n}²" + ("" if steps == default else f" Δt×{default / steps:.3g}")
+
+
+def classical_points(meta: dict, families, grids, factors, parts, cache: str, accuracy):
+    """The classical points (without cost): every family × grid × distinct step, with their
+    accuracy over all `parts`' ICs, each part's from the cache
+    (`cache/<dataset>/<family>_<n>_<steps>.json`) or computed and cached."""
+    points = []
+    for n in grids:
+        trunc = {}
+        for family, label, _ in families:
+            default = classical.default_steps(meta, family, n)
+            for steps in sorted({classical.steps_for(meta, family, n, f) for f in factors}, reverse=True):
+                fn, params = classical.build(meta, family, n, steps)
+                records, how = [], "cached"
+                for path, test in parts:
+                    file = os.path.join(cache, os.path.basename(path), f"{family}_{n}_{steps}.json")
+                    if not os.path.exists(file):
+                        if path not in trunc:
+                            trunc[path] = front.resample(test, n)
+                        wd.write_json_atomic(file, accuracy(fn, params, trunc[path]))
+                        how = "computed"
+                    records.append(wd.read_json(file))
+                p = {"name": point_name(label, n, steps, default), "family": family, "grid": n,
+                     "steps_per_frame": steps, "dt": meta["frame_dt"] / steps,
+                     "dt_factor": default / steps, "fn": fn, "params": params,
+                     **front.merge_accuracies(records)}
+                print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, "
+                      f"{p['nonfinite_ics']} non-finite ({how})", flush=True)
+                points.append(p)
+    return points
 
 
 def learned(workdir: str, meta: dict, data_root: str) -> tuple:
@@ -148,9 +186,11 @@ def result_system(result: dict) -> dict:
     return front.system(result.get("system", "navier_stokes"))
 
 
-def table(result: dict) -> str:
+def table(result: dict, compact: bool = False) -> str:
     """The markdown table: NS with vorticity and velocity HCTs; Burgers with the velocity HCT,
-    the velocity RMSE, non-finite ICs and the learned points against both fronts."""
+    the velocity RMSE, non-finite ICs and the learned points against both fronts. `compact`:
+    only the front's points, the learned points and the DNS (every point is in the JSON and
+    the `.md`)."""
     vort = result_system(result)["accuracy"] == "vorticity"
     cell = lambda x, f="{:.3g}": "—" if x is None else f.format(x)  # noqa: E731
     if vort:
@@ -169,12 +209,17 @@ def table(result: dict) -> str:
     rounds = any(p.get("headline", {}).get("hct_over_front_rounds") for p in result["points"])
     paired_head = "| HCT − front's, IC by IC (mean ± s.e.; ICs above) " if vort else ""
     lines = ["| point | grid | wall s per time unit per trajectory | " + " | ".join(heads)
-             + " | front HCT at equal wall | HCT / front" + (" (range over timed rounds)" if rounds else "")
+             + " | front HCT at equal wall | HCT / front" + (" [95 % bootstrap over ICs]" if any(
+                 "ratio_interval" in p.get("headline", {}) for p in result["points"]) else "")
+             + (" (range over timed rounds)" if rounds else "")
              + " | front wall at equal HCT / wall "
              + "".join(f"| {e[0]} " for e in extra) + paired_head + "| speed-up vs fine DNS |",
              "|---" * (len(heads) + len(extra) + 7 + bool(paired_head)) + "|"]
     ratio = "{:.2f}" if vort else "{:.3g}"  # Burgers' ratios span 1e-3 to 1e3
-    for p in result["points"]:
+    on_front = {f["name"] for f in result["front"]}
+    shown = [p for p in result["points"] if not compact or p["name"] in on_front
+             or p["family"] in ("learned", "dns")]
+    for p in shown:
         h, dns = p.get("headline", {}), p["family"] == "dns"
         if vort:
             cells = ["—" if dns else f"{p['hct_velocity']:.3g} ± {p['hct_velocity_std']:.2g}"]
@@ -186,6 +231,7 @@ def table(result: dict) -> str:
             + ("(truth)" if dns else f"{p['hct']:.3g} ± {p['hct_std']:.2g}")
             + "".join(f" | {c}" for c in cells)
             + f" | {cell(h.get('front_hct_at_equal_wall'))} | {cell(h.get('hct_over_front_at_equal_wall'), '{:.2f}')}"
+            + (f" [{h['ratio_interval'][0]:.2f}–{h['ratio_interval'][1]:.2f}]" if "ratio_interval" in h else "")
             + (f" ({min(r):.2f}–{max(r):.2f})" if (r := h.get("hct_over_front_rounds")) else "")
             + f" | {cell(h.get('wall_ratio_at_equal_hct'), ratio)}"
             + "".join(f" | {fmt(h)}" for _, fmt in extra)
@@ -196,65 +242,29 @@ def table(result: dict) -> str:
         f"**{report.verdict(t)}**, best {cell(t['best_hct_over_front'], '{:.2f}')} ({t['best_point']})"
         + (f"; IC by IC its HCT − the front's is {t['paired_diff']:+.2f} ± {t['paired_se']:.2f} (s.e.), "
            f"above on {t['ics_above']} of {result['n_ics']}" if "paired_diff" in t else "")
-        + (f"; round by round {t['rounds_min']:.2f}–{t['rounds_max']:.2f}"
-           f"{'' if t['settled'] else ', on both sides of the bound: not settled by this run'}"
-           if "rounds_min" in t else "") + "."
+        + (f"; 95 % bootstrap interval over ICs {t['ratio_interval'][0]:.2f}–{t['ratio_interval'][1]:.2f}"
+           if "ratio_interval" in t else "")
+        + (f"; round by round {t['rounds_min']:.2f}–{t['rounds_max']:.2f}" if "rounds_min" in t else "")
+        + (("; settled: the interval and every round lie " + ("above" if t["met"] else "below")
+            + " the bound" if t["settled"] else "; not settled: the interval or the rounds reach "
+            "across the bound") if "settled" in t else "") + "."
         for name, t in sorted(result.get("targets", {}).items(), key=lambda kv: -kv[1]["bound"]))
     return "\n".join(lines) + f"\n\n{result['note']}" + verdicts
 
 
 def figure(result: dict, path: str) -> str:
-    """The front as a line, each classical family's points, each learned point with its
-    spread over ICs; for a velocity system a second panel in velocity RMSE."""
-    import matplotlib  # noqa: PLC0415
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
     from lib.common import plotting  # noqa: PLC0415
-    spec = result_system(result)
-    panels = [("hct", "front", f"HCT on {spec['accuracy']} (mean ± std over ICs)")]
-    if "front_rmse" in result:
-        panels.append(("rmse", "front_rmse", "velocity RMSE over the horizon (mean; learned: min-max over ICs)"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
-    for ax, (key, front_key, ylabel) in zip(axes[0], panels):
-        f = result[front_key]
-        ax.plot([p["cost"] for p in f], [p[key] for p in f], "k-", lw=1.5, label="classical front")
-        for family, label, marker in spec["families"]:
-            pts = [p for p in result["points"] if p["family"] == family]
-            ax.plot([p["cost"] for p in pts], [p[key] for p in pts], marker, ls=":",
-                    label=family if spec["accuracy"] == "vorticity" else label)
-            for p in pts:
-                ax.annotate(f"{p['grid']}²", (p["cost"], p[key]), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
-        learned = [p for p in result["points"] if p["family"] == "learned"]
-        top = 1.0  # the RMSE panel's ceiling: a rollout that blows up is drawn there, marked
-        for p, (colour, marker) in zip(learned, zip(("C3", "C2", "C4", "C5", "C6", "C8"), "*PDXhv")):
-            label = f"{p['name']} ({p['grid']}²)"
-            if key == "hct":
-                ax.errorbar(p["cost"], p[key], yerr=p[f"{key}_std"], fmt=marker, color=colour, ms=10,
-                            capsize=3, label=label)
-                continue
-            per_ic = np.minimum(np.asarray(p["rmse_per_ic"], float), top)  # spread: min to max over ICs
-            y = min(p["rmse"], top)
-            ax.errorbar(p["cost"], y, yerr=[[y - np.nanmin(per_ic)], [np.nanmax(per_ic) - y]], fmt=marker,
-                        color=colour, ms=10, capsize=3, label=label + (" off scale" if p["rmse"] > top else ""))
-            if p["rmse"] > top:
-                ax.annotate(f"mean {p['rmse']:.1e}", (p["cost"], y), fontsize=7, xytext=(5, -10),
-                            textcoords="offset points")
-        ax.set(xscale="log", xlabel="wall s per simulated time unit per trajectory",
-               ylabel=ylabel, title=result["title"])
-        if key == "rmse":
-            ax.set(yscale="log", ylim=(min(p["rmse"] for p in f) / 3, 2 * top))
-        ax.legend(fontsize=7)
-    return plotting.save(fig, path)
+    return plotting.save(front_plots.front_figure(result), path)
 
 
 def with_derived(result: dict, out: str) -> dict:
-    """A NS `result` stored before `front.paired` or `front.round_ratios` existed, with both in
-    each learned point's headline and its targets recomputed (all from its stored points and
+    """A NS `result` stored before `front.paired` (with its bootstrap interval) or
+    `front.round_ratios` existed, with both in each learned point's headline and its targets
+    recomputed (all from its stored points and
     their timed rounds), written back to `out`."""
     learned = [p for p in result["points"] if p["family"] == "learned"]
     if result_system(result)["accuracy"] != "vorticity" or all(
-            "paired_diff" in p["headline"] and "hct_over_front_rounds" in p["headline"] for p in learned):
+            {"paired_diff", "hct_over_front_rounds", "ratio_interval"} <= set(p["headline"]) for p in learned):
         return result
     by_name = {p["name"]: p for p in result["points"]}
     front_pts = [by_name[f["name"]] for f in result["front"]]
@@ -272,58 +282,173 @@ def publish(result: dict, out: str) -> None:
     md = table(result)
     wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
     if FLAGS.readme:
-        report.splice(FLAGS.readme, result_system(result)["block"], md)
+        report.splice(FLAGS.readme, result_system(result)["block"], table(result, compact=True))
     print(md)
     print(figure(result, os.path.splitext(out)[0] + ".png"))
+
+
+
+
+def stats_front(result: dict, out: str) -> dict:
+    """The statistics front of `result`'s points (their measured costs): long rollouts from
+    the `stats` truth's ICs, errors of their time-averaged spectra and vorticity PDFs after
+    the HCT horizon against the truth's; the front in spectrum error; each learned point
+    against it and the target (spectrum error ≤ ½ the front's at equal wall)."""
+    meta, parts = load_truth(["configs/pde_data/navier_stokes.py:stats"], FLAGS.data_root)
+    (path, test), = parts
+    ratio = meta["frame_dt"] / result["frame_dt"]
+    if abs(ratio - round(ratio)) > 1e-6:
+        raise ValueError(f"the stats truth's frame interval {meta['frame_dt']:.4g} is not a multiple "
+                         f"of the front's {result['frame_dt']:.4g}")
+    length, n_frames = meta["length"], test.shape[1] - 1
+    start = int(round(result["horizon"] / meta["frame_dt"]))   # statistics after the HCT horizon
+    truth_spec, truth_pdf = 0.0, 0.0
+    for i in range(start + 1, n_frames + 1):
+        e, h = stats_lib.frame_statistics(test[:, i], length)
+        truth_spec, truth_pdf = truth_spec + e / len(test), truth_pdf + h
+    truth_spec = truth_spec / (n_frames - start)
+    rows = []
+    for p in result["points"]:
+        if p["family"] == "dns":
+            continue
+        if p["family"] == "learned":
+            fn, params, n, _, _ = learned(p["workdir"], meta, FLAGS.data_root)
+        else:
+            fn, params = classical.build(meta, p["family"], p["grid"], p["steps_per_frame"] * round(ratio))
+            n = p["grid"]
+        t0 = time.perf_counter()
+        st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length)
+        row = {"name": p["name"], "family": p["family"], "grid": n, "cost": p["cost"],
+               "spectrum_error": stats_lib.spectrum_error(st["spectrum"], truth_spec),
+               "pdf_distance": stats_lib.pdf_distance(st["pdf"], truth_pdf), "nonfinite": st["nonfinite"],
+               "spectrum": st["spectrum"][:stats_lib.K_HI + 1]}
+        print(f"{p['name']}: spectrum error {row['spectrum_error']:.3g}, PDF L1 {row['pdf_distance']:.3g} "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        rows.append(row)
+    scored = [dict(r, score=-math.log(r["spectrum_error"])) for r in rows
+              if r["family"] != "learned" and math.isfinite(r["spectrum_error"])]
+    fr = front.pareto(scored, "score")
+    for r in rows:
+        if r["family"] == "learned":
+            at = front.hct_at(fr, r["cost"], "score")
+            r["front_error_at_equal_wall"] = None if at is None else math.exp(-at)
+            r["error_over_front"] = (None if at is None or not math.isfinite(r["spectrum_error"])
+                                     else r["spectrum_error"] / math.exp(-at))
+    ratios = [(r["error_over_front"], r["name"]) for r in rows if r.get("error_over_front") is not None]
+    best = min(ratios) if ratios else (None, None)
+    stats = {"truth": path, "n_ics": len(test), "window": [result["horizon"], n_frames * meta["frame_dt"]],
+             "k_hi": stats_lib.K_HI, "truth_spectrum": list(truth_spec[:stats_lib.K_HI + 1]),
+             "points": rows, "front": [{"name": r["name"], "cost": r["cost"], "spectrum_error": r["spectrum_error"]}
+                                       for r in fr],
+             "targets": {"statistics": report.target(best[0] is not None and best[0] <= 0.5, bound=0.5,
+                                                     best_error_over_front=best[0], best_point=best[1])}}
+    wd.write_json_atomic(stats_path(out), stats)
+    return stats
+
+
+def stats_path(out: str) -> str:
+    return os.path.splitext(out)[0] + "_stats.json"
+
+
+def stats_table(stats: dict) -> str:
+    """Markdown: every point's spectrum error, PDF distance, cost; learned against the front."""
+    cell = lambda x: "—" if x is None else f"{x:.3g}"  # noqa: E731
+    on_front = {f["name"] for f in stats["front"]}
+    lines = ["| point | grid | wall s per time unit per trajectory | log-spectrum error (k ≤ "
+             f"{stats['k_hi']}) | vorticity PDF L1 | on the front | front's error at equal wall | error / front |",
+             "|---" * 8 + "|"]
+    for r in sorted(stats["points"], key=lambda r: (r["family"] != "learned", r["cost"])):
+        lines.append(f"| {r['name']} | {r['grid']}² | {r['cost']:.3g} | {cell(r['spectrum_error'])}"
+                     f"{' (blew up)' if r['nonfinite'] else ''} | {r['pdf_distance']:.3g} | "
+                     f"{'yes' if r['name'] in on_front else ''} | {cell(r.get('front_error_at_equal_wall'))} | "
+                     f"{cell(r.get('error_over_front'))} |")
+    t = stats["targets"]["statistics"]
+    lo, hi = stats["window"]
+    return ("\n".join(lines) + f"\n\n{stats['n_ics']} ICs of the `stats` truth (seed 5), statistics over "
+            f"t = {lo:g}–{hi:g}; costs from the HCT front's timing.\n\nTarget statistics (spectrum error ≤ "
+            f"½ the front's at equal wall): **{report.verdict(t)}**, best {cell(t['best_error_over_front'])}× "
+            f"({t['best_point']}).")
+
+
+def stats_figure(stats: dict, path: str) -> str:
+    from lib.common import plotting  # noqa: PLC0415
+    return plotting.save(front_plots.stats_figure(stats), path)
+
+
+def publish_stats(stats: dict, out: str) -> None:
+    md = stats_table(stats)
+    wd.write_text_atomic(os.path.splitext(stats_path(out))[0] + ".md", md + "\n")
+    if FLAGS.readme:
+        report.splice(FLAGS.readme, "front_stats", md)
+    print(md)
+    print(stats_figure(stats, os.path.splitext(stats_path(out))[0] + ".png"))
 
 
 def main(_):
     try:
         spec = front.system(FLAGS.system)
+        tiny, burgers = FLAGS.variant == "tiny", FLAGS.system == "burgers"
+        if FLAGS.stats and burgers:
+            raise ValueError("--stats is for --system=navier_stokes (Burgers has no attractor)")
+        families = [f for f in classical.FAMILIES[FLAGS.system] if not FLAGS.families or f[0] in FLAGS.families]
+        unknown = set(FLAGS.families or ()) - {f[0] for f in classical.FAMILIES[FLAGS.system]}
+        if unknown:
+            raise ValueError(f"--families: unknown {sorted(unknown)}; allowed: "
+                             f"{', '.join(f[0] for f in classical.FAMILIES[FLAGS.system])}")
+        factors = [float(f) for f in FLAGS.dt_factors] if FLAGS.dt_factors else (
+            [1.0] if tiny else list(DEFAULT_FACTORS[FLAGS.system]))
+        if any(not f >= 1 for f in factors):
+            raise ValueError(f"--dt_factors={','.join(FLAGS.dt_factors)}: each must be >= 1")
     except ValueError as e:
         sys.exit(str(e))  # one line, before any compute
-    tiny, burgers = FLAGS.variant == "tiny", FLAGS.system == "burgers"
     out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
     if FLAGS.render:
-        return publish(with_derived(wd.read_json(out), out), out)
+        publish(with_derived(wd.read_json(out), out), out)
+        if FLAGS.stats:
+            publish_stats(wd.read_json(stats_path(out)), out)
+        return
+    if FLAGS.stats:
+        return publish_stats(stats_front(wd.read_json(out), out), out)
+    for family, _, _ in families:
+        if not classical.available(family):
+            print(classical.missing_message(family), flush=True)
+    families = [f for f in families if classical.available(f[0])]
     try:
         pinned = pinning.pin([int(c) for c in FLAGS.cores])
     except (ValueError, RuntimeError) as e:
         sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
     grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])
-    dataset = config_lib.load_config(f"configs/pde_data/{FLAGS.system}.py:{'front_tiny' if tiny else 'front'}")
-    data = data_lib.load_or_generate(dataset, FLAGS.data_root)
-    meta, test = data["metadata"], data["test"]  # test: (n_ics, T + 1, n, n, 2)
+    meta, parts = load_truth(truth_configs(FLAGS.system, tiny, FLAGS.truth), FLAGS.data_root)
+    paths, test = [p for p, _ in parts], np.concatenate([t for _, t in parts])
     n_ics = len(test)
-    points, makers = [], []
-    for n in grids:
-        makers += [(f"{label} {n}²", family, n, *classical(meta, family, n))
-                   for family, label, _ in spec["families"]]
+    accuracy = lambda fn, params, truth, every=1: front.rollout_accuracy(  # noqa: E731
+        fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], THRESHOLD, every)
+    points = classical_points(meta, families, grids, factors, parts, FLAGS.cache, accuracy)
+    if FLAGS.accuracy_only:
+        return print(f"{len(points)} classical accuracies in {FLAGS.cache}")
     for w in FLAGS.workdir:
         fn, params, n, run, every = learned(w, meta, FLAGS.data_root)
         if FLAGS.timing_frames % every:
             sys.exit(f"{w}: its ΔT is {every} truth frames; --timing_frames={FLAGS.timing_frames} "
                      f"must be a multiple of {every}")
-        makers.append((f"{run.config.model.name} ({os.path.basename(os.path.normpath(w))})",
-                       "learned", n, fn, params, every))
-    for name, family, n, fn, params, *every in makers:
-        truth = front.resample(test, n)
-        p = {"name": name, "family": family, "grid": n, "fn": fn, "params": params,
-             "u0": jnp.asarray(truth[:, 0]), "n_ics": n_ics}
-        p.update(front.rollout_accuracy(fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"],
-                                        THRESHOLD, *every))
-        print(f"{name}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g} ({spec['accuracy']}), "
-              f"{p['nonfinite_ics']} non-finite", flush=True)
+        p = {"name": f"{run.config.model.name} ({os.path.basename(os.path.normpath(w))})",
+             "family": "learned", "grid": n, "workdir": w, "fn": fn, "params": params}
+        p.update(accuracy(fn, params, front.resample(test, n), every))
+        print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, {p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
-    dns_fn, _, dns_u0 = fine_dns(meta, n_ics)
+    for p in points:
+        p.update(u0=jnp.asarray(front.resample(test[:, 0], p["grid"])), n_ics=n_ics)
+    dns_fn, _, dns_u0 = fine_dns(meta, min(n_ics, 10))
     points.append({"name": f"fine DNS {meta['fine_grid']}²", "family": "dns", "grid": meta["fine_grid"],
-                   "fn": lambda p, u0, k: dns_fn(p, u0, k), "params": {}, "u0": dns_u0, "n_ics": n_ics})
+                   "fn": lambda p, u0, k: dns_fn(p, u0, k), "params": {}, "u0": dns_u0, "n_ics": len(dns_u0)})
     time_points(points, FLAGS.timing_frames, FLAGS.repeats, meta["frame_dt"])
     classical_pts = [p for p in points if p["family"] not in ("learned", "dns")]
-    front_pts = front.pareto(classical_pts)
+    finite = [p for p in classical_pts if p["nonfinite_ics"] == 0]   # a blown-up run is not on the front
+    front_pts = front.pareto(finite)
     dns_cost = points[-1]["cost"]
-    rmse_pts = front.rmse_front(classical_pts) if spec["accuracy"] == "velocity" else None
-    per_round = front.round_ratios(points)
+    rmse_pts = front.rmse_front(finite) if spec["accuracy"] == "velocity" else None
+    kept = {id(p) for p in finite}
+    per_round = front.round_ratios([p for p in points if p["family"] in ("learned", "dns") or id(p) in kept])
     for p in points:
         if p["family"] == "learned":
             p["headline"] = (front.headline(p, front_pts, dns_cost) | front.paired(p, front_pts)
@@ -331,17 +456,22 @@ def main(_):
             if rmse_pts is not None:
                 p["headline"] |= front.rmse_headline(p, rmse_pts)
     load = os.getloadavg()
+    speeds = [classical.max_speed(test[i, 0]) for i in range(n_ics)]
     result = {
-        "system": FLAGS.system,
-        "variant": FLAGS.variant, "dataset": data["path"], "n_ics": n_ics, "frame_dt": meta["frame_dt"],
+        "system": FLAGS.system, "variant": FLAGS.variant, "dataset": paths,
+        "truth": "front_tiny" if tiny else FLAGS.truth or ("front" if burgers else "heldout"),
+        "n_ics": n_ics, "frame_dt": meta["frame_dt"], "dt_factors": factors,
+        "ic_max_speed": [min(speeds), max(speeds)],
         "horizon": (test.shape[1] - 1) * meta["frame_dt"], "threshold": THRESHOLD, "points": points,
         "front": [{"name": p["name"], "cost": p["cost"], "hct": p["hct"]} for p in front_pts],
         **({"targets": front.targets(points)} if spec["accuracy"] == "vorticity" else {}),
         **({} if rmse_pts is None else {"front_rmse": [
             {"name": p["name"], "cost": p["cost"], "rmse": p["rmse"]} for p in rmse_pts]}),
         "title": f"{spec['title']}, {n_ics} ICs, truth {meta['fine_grid']}²",
-        "note": (f"{n_ics} test ICs (seed {meta['seed']}), truth {meta['fine_grid']}² saved at "
-                 f"{meta['coarse_grid']}², horizon {(test.shape[1] - 1) * meta['frame_dt']:.3g}; "
+        "note": (f"{n_ics} test ICs (seed {meta['seed']}; peak speed {min(speeds):.2f}–{max(speeds):.2f}), "
+                 f"truth {meta['fine_grid']}² saved at {meta['coarse_grid']}², horizon "
+                 f"{(test.shape[1] - 1) * meta['frame_dt']:.3g}; classical steps × {', '.join(f'{f:g}' for f in factors)} "
+                 f"of the step at the data's velocity bound ({'non-finite runs are off the front'}); "
                  f"{jax.devices()[0].device_kind}, {os.cpu_count()} cores, load average at the end "
                  f"{load[0]:.1f}; {pinned}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames. "
                  "Beyond the costliest classical point the front's HCT is that point's (a lower bound)."),
