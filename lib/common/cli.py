@@ -11,7 +11,7 @@
 compute. Every `ConfigError` (a bad config, a config file that fails to load, and the
 `WorkdirError`s: a workdir of another config, in use by another process, or with progress
 no checkpoint restores) is one line on stderr and exit status 2, and so is a run that
-stopped on a NaN/Inf metric (`guards.NonFiniteError`, naming the step and the metric).
+stopped on a NaN/Inf metric or diverged (`guards.Diverged`, naming the step and metric).
 """
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def resolve_config(spec: str, overrides: Sequence[tuple[str, str | None]]):
 
 def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -> None:
     """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error
-    or a NaN/Inf stop (one line on stderr).
+    or a NaN/Inf or divergence stop (one line on stderr).
 
     `train_and_evaluate` may be "package.module:function", imported only after the flags
     are parsed (so `--help` and config errors come before JAX and the experiment load).
@@ -184,7 +184,7 @@ def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -
             kind = "workdir error" if isinstance(err, config_lib.WorkdirError) else "config error"
             print(f"{kind}: {' '.join(str(err).split())}", file=sys.stderr)
             sys.exit(2)
-        except guards.NonFiniteError as err:    # a NaN/Inf stop: expected, one line too
+        except guards.Diverged as err:          # a NaN/Inf or divergence stop: one line too
             print(f"training stopped: {' '.join(str(err).split())}", file=sys.stderr)
             sys.exit(2)
         except guards.Preempted as err:

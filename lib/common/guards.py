@@ -28,9 +28,14 @@ from typing import Any, Mapping
 import numpy as np
 
 
-class NonFiniteError(FloatingPointError):
-    """A metric became NaN or Inf; the message names the step and the metric.
-    `lib.common.cli.run` turns it into one line on stderr and exit 2."""
+class Diverged(FloatingPointError):
+    """Training stopped because it diverged (a metric became NaN/Inf, or a paper's own
+    divergence test fired); the message names the step and the metric. `lib.common.cli.run`
+    prints it as one line on stderr and exits 2. A paper's divergence error derives from it."""
+
+
+class NonFiniteError(Diverged):
+    """A metric became NaN or Inf; the message names the step and the metric."""
 
 
 def assert_finite(step: int, metrics: Mapping[str, Any], last_good: int | None = None) -> None:
