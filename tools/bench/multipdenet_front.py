@@ -82,6 +82,8 @@ flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
+flags.DEFINE_string("baseline", None, "With --render: another front JSON (e.g. the CPU run) whose costs "
+                    "are set beside --out's, point by point, in the .md.")
 flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS).")
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
                     "`<!-- results:front:begin/end -->` block (Burgers: front_burgers; "
@@ -276,10 +278,22 @@ def with_derived(result: dict, out: str) -> dict:
     return result
 
 
+def cost_ratios(result: dict, baseline: dict) -> str:
+    """Markdown: each point both results hold, its cost in each and the ratio baseline / result
+    (> 1: faster here), with both runs' devices."""
+    base = {p["name"]: p for p in baseline["points"]}
+    rows = [f"| {p['name']} | {p['cost']:.3g} | {base[p['name']]['cost']:.3g} | "
+            f"{base[p['name']]['cost'] / p['cost']:.3g} |" for p in result["points"] if p["name"] in base]
+    return ("| point | wall s per unit, this run | baseline | baseline / this |\n|---|---|---|---|\n"
+            + "\n".join(rows) + f"\n\nThis run: {result['note']}\n\nBaseline: {baseline['note']}")
+
+
 def publish(result: dict, out: str) -> None:
     """Write the table (`.md`, and `--readme`'s `front` / `front_burgers` block) and the
     figure beside `out`."""
     md = table(result)
+    if FLAGS.baseline:
+        md += "\n\n" + cost_ratios(result, wd.read_json(FLAGS.baseline))
     wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
     if FLAGS.readme:
         report.splice(FLAGS.readme, result_system(result)["block"], table(result, compact=True))
