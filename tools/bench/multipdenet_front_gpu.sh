@@ -24,7 +24,7 @@ case "$mode" in
       lineax optimistix jaxtyping wadler-lindig absl-py ml_collections jax-cfd msgpack tensorstore \
       treescope etils humanize simplejson nest-asyncio2 aiofiles protobuf rich markdown-it-py mdurl \
       toolz typing-extensions matplotlib contourpy cycler fonttools kiwisolver pyparsing python-dateutil \
-      six pillow pyyaml scipy
+      six pillow pyyaml   # scipy: not on the front's import path
     du -sh wheels ;;
   run)
     out="${2:?usage: run OUT_DIR}"
