@@ -46,7 +46,7 @@ _ALIASES = flags.DEFINE_list("aliases", [], "More model names requests may use."
 _API_KEY = flags.DEFINE_string("api_key", None, "Require `Authorization: Bearer KEY`.")
 _API_KEY_FILE = flags.DEFINE_string("api_key_file", None,
                                     "A file holding the API key (stripped of whitespace).")
-_READ_TIMEOUT = flags.DEFINE_float("read_timeout_s", 30.0,
+_READ_TIMEOUT = flags.DEFINE_float("read_timeout_s", 10.0,
                                    "Seconds a request (line, headers, body) may take to arrive.")
 _WORKERS = flags.DEFINE_integer("max_workers", 64, "Connections served at once (threads).")
 _PENDING = flags.DEFINE_integer("max_pending", 1024, "Accepted connections that may wait.")

@@ -32,11 +32,14 @@ from typing import Sequence
 import jax
 import numpy as np
 
+from lib.common import guards
+
 RISE_FACTOR = 1e3
 
 
-class DivergenceError(FloatingPointError):
-    """A training loss rose far above its starting value (see the module docstring)."""
+class DivergenceError(guards.Diverged):
+    """A training loss rose far above its starting value (see the module docstring); like
+    every `guards.Diverged`, `cli.run` ends the run with its message as one line, exit 2."""
 
 
 def threshold(initial: float, factor: float | None = None) -> float:

@@ -84,3 +84,9 @@ def test_a_diverging_neural_fit_writes_no_results(tmp_path, monkeypatch):
         train.train_and_evaluate(config, str(tmp_path))
     assert not os.path.exists(tmp_path / "results.json")
     assert not os.path.exists(tmp_path / "results.md")
+
+
+def test_a_divergence_stops_like_every_other_divergence():
+    """cli.run turns every guards.Diverged into one line and exit 2 (tests/common/test_nan_guard.py)."""
+    from lib.common import guards
+    assert issubclass(divergence.DivergenceError, guards.Diverged)
