@@ -6,8 +6,8 @@ Blocks: `datasets` (which series to run), `data` (window, horizons, splits, the 
 the benchmark files, an optional custom pair of files, the semantic graph), `sim` (the
 simulated metapopulation), `models` (EARTH, ablations, baselines), `ablation_datasets` (where the
 ablations no_eano / no_gltg / no_xattn run; elsewhere only EARTH and the baselines), `model` (sizes,
-diffrax solver/adjoint/step), `optim`, `num_seeds` (independent copies trained side by
-side with vmap), `eval`, plus the shared `train` and `mesh` blocks.
+EANO dynamics, diffrax solver/adjoint/step), `optim`, `num_seeds` (independent copies trained
+side by side with vmap), `eval`, plus the shared `train` and `mesh` blocks.
 """
 from __future__ import annotations
 
@@ -27,13 +27,14 @@ NEGATIVE = ("error", "keep", "clip")
 ROUNDINGS = ("round", "floor")
 SELECTIONS = ("most", "least")
 SOLVERS = ("rk4", "euler", "heun", "midpoint", "tsit5", "dopri5")
+DYNAMICS = ("official", "sirs")
 ADJOINTS = ("recursive_checkpoint", "backsolve", "direct")
 # Names defined in modules that load JAX or numpy, copied so that config files load
 # without them (tests/common/test_config_imports.py checks each copy against its source).
 MIRRORS = {"VARIANTS": "lib.earth.model:VARIANTS", "BASELINES": "lib.earth.baselines:BASELINES",
            "NEGATIVE": "lib.earth.data:NEGATIVE", "ROUNDINGS": "lib.earth.data:ROUNDINGS",
            "SELECTIONS": "lib.earth.gltg:SELECTIONS", "SOLVERS": "lib.earth.eano:SOLVERS",
-           "ADJOINTS": "lib.earth.eano:ADJOINTS"}
+           "ADJOINTS": "lib.earth.eano:ADJOINTS", "DYNAMICS": "lib.earth.eano:DYNAMICS"}
 
 # benchmark name -> (series file, adjacency file) inside data.root
 BENCHMARKS = {
@@ -79,6 +80,9 @@ KEYS: dict[str, Key] = {
     "model.heads": Key(4, Int(lo=1)),
     "model.ar_lags": Key(4, Int(lo=1)),
     "model.alpha": Key(3.0, Float(lo=0.0, lo_open=True)),
+    # EANO's vector field: the released code's (full d × d gates on every latent) or the
+    # diagonal-gate + explicit SIRS form (lib/earth/eano.py); runs before the key were "sirs"
+    "model.dynamics": Key("official", Choice(DYNAMICS), before="sirs"),
     "model.solver": Key("midpoint", Choice(SOLVERS)),
     "model.adjoint": Key("recursive_checkpoint", Choice(ADJOINTS)),
     "model.dt": Key(1.0, Float(lo=0.0, lo_open=True)),

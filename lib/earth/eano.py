@@ -1,30 +1,41 @@
 """EANO: the Epidemiology-Aware Neural ODE over a graph of regions, solved with diffrax.
 
-Choice (stated, see experiments/earth/NOTES.md): a **controlled** neural ODE. The
-observed window x [W, N] plus a time channel is the control path X(t) [N, 2], a cubic
-Hermite interpolation (`diffrax.backward_hermite_coefficients` + `CubicInterpolation`,
-the JAX analogue of the released code's natural cubic spline). The CDE
-dh = F(h) dX is solved as the ODE dh/dt = F(h) dX/dt (what `ControlTerm(...).to_ode()`
-does), so that the epidemic compartments can carry their own autonomous mechanism term in
-the same solve. Per region v the state holds five latents of size d:
+A **controlled** neural ODE. The observed window x [W, N] plus a time channel is the control
+path X(t) [N, 2], a cubic Hermite interpolation (`diffrax.backward_hermite_coefficients` +
+`CubicInterpolation`, the JAX analogue of the released code's natural cubic spline); the CDE
+dy = F(y) dX is solved as the ODE dy/dt = F(y) dX/dt. Per region the state holds five
+latents of size d: h (temporal), z (global trend), s, i, r (transmission). Â(t) is the
+continuous transmission graph of GLTG (`lib/earth/gltg.py`), recomputed from z(t) at every
+evaluation; Ā_sem the fused geographic + semantic graph. Two forms of the dynamics
+(`DYNAMICS`, config key `model.dynamics`):
 
-    dh/dt = F(h) Ẋ,                    F(h) = tanh(W2 relu(W1 h)) ∈ R^{d×2}        (CDE, temporal)
-    dz/dt = G(agc(z)) ⊙ F(h) Ẋ,        agc(z) = z + Ā_sem relu(W_z z),  G(·) = tanh(W_G ·) ∈ R^d
-    ds/dt = -β ⊙ s ⊙ (Â(t) i) + ω ⊙ r                                           (epidemic mechanism,
-    di/dt =  β ⊙ s ⊙ (Â(t) i) - γ ⊙ i                                            paper Eq. for EANO:
-    dr/dt =  γ ⊙ i - ω ⊙ r                                                       transmission ∝ S Σ_u e_vu I_u)
+"official" (`ControlledField`, the released code's vector field): every latent is driven by
+the data path through a full d × d matrix per region,
 
-with learned, data-driven rates β = 2 σ(W_β [h ‖ z]), γ = σ(W_γ h) and a learned waning
-rate ω = σ(w_ω) (bounded so that the fixed-step solve stays stable), and Â(t) the continuous transmission graph of GLTG (`lib/earth/gltg.py`),
-recomputed from z(t) at every evaluation. (The released code's G is a full d × d matrix per
-region, G(·) F(h) Ẋ; a diagonal G, i.e. an elementwise gate, keeps the z-equation d times
-cheaper, which is what makes the CPU runs fit.) (s, i, r) start as fractions (a softmax over the
-three compartments), and the mechanism conserves s + i + r. With d = 1, Â = the true mixing
-matrix and β, γ, ω the simulator's rates, `epidemic_rhs` is exactly the simulator's
-equation (tests/earth/test_earth_eano.py checks the diffrax solve against the simulator).
+    u = F(h) Ẋ,   F(h) = tanh(W2 relu(W1 h)) ∈ R^{d×2}
+    dh/dt = u,    dy/dt = G_y(a_y) u  for y ∈ {z, s, i, r},   G_y(a) = tanh(L_y a) ∈ R^{d×d}
+    a_z = q + Ā_sem (q W),  q = relu(W_in z)                     (adaptive graph convolution)
+    a_s = -[s ‖ Â(t) i] W_i,  a_i = [s ‖ Â(t) i] W_i - i W_r,  a_r = i W_r        (SIR layer)
 
-The `neural` mechanism (the "w/o EANO" ablation) replaces the three epidemic lines by a
-generic graph ODE of the same size, d[s‖i‖r]/dt = tanh(W [s‖i‖r ‖ Â(s‖i‖r) ‖ h]).
+so a_s + a_i + a_r = 0, and the solution depends on X only through its trace (no term moves
+the state while Ẋ = 0). (h, z, s, i, r)(0) are linear maps of X(0). The "w/o EANO" ablation
+replaces the SIR layer by a generic graph layer, [a_s ‖ a_i ‖ a_r] = tanh(W [l ‖ Â l]),
+l = [s ‖ i ‖ r].
+
+"sirs" (`EANOField`): a diagonal G for z and an explicit SIRS mechanism with learned rates
+for s, i, r, through which alone the data reach the compartments:
+
+    dh/dt = u,    dz/dt = G(agc(z)) ⊙ u,   agc(z) = z + Ā_sem relu(W_z z),  G(·) = tanh(W_G ·) ∈ R^d
+    ds/dt = -β ⊙ s ⊙ (Â(t) i) + ω ⊙ r
+    di/dt =  β ⊙ s ⊙ (Â(t) i) - γ ⊙ i
+    dr/dt =  γ ⊙ i - ω ⊙ r
+
+with β = 2 σ(W_β [h ‖ z]), γ = σ(W_γ h), ω = σ(w_ω) (bounded so that the fixed-step solve
+stays stable). (s, i, r)(0) are fractions (a softmax over the three compartments), and the
+mechanism conserves s + i + r. With d = 1, Â = the true mixing matrix and the simulator's
+rates, `epidemic_rhs` is the simulator's equation (tests/earth/test_earth_eano.py checks
+the diffrax solve against the simulator). Its "w/o EANO" ablation replaces the three
+epidemic lines by d[s‖i‖r]/dt = tanh(W [l ‖ Â l ‖ h]).
 """
 from __future__ import annotations
 
@@ -48,6 +59,8 @@ ADJOINTS: dict[str, Callable[[], diffrax.AbstractAdjoint]] = {
     "direct": diffrax.DirectAdjoint,
 }
 MECHANISMS = ("sir", "neural")
+DYNAMICS = ("official", "sirs")
+STATES = ("z", "s", "i", "r")     # the latents driven through a gate (h is driven by F(h) Ẋ)
 # Rate bounds (per unit of window time). With fixed steps of size 1 an explicit solver
 # diverges on the quadratic transmission term when rates are unbounded and a test window
 # leaves the training range; sigmoid-bounded rates keep β·dt ≤ 2 and γ·dt ≤ 1.
@@ -97,8 +110,86 @@ def integrate(vector_field, y0, t0: float, t1: float, args: Any, *, solver: str 
     return sol.ys
 
 
+def control_term(f1: nn.Module, f2: nn.Module, h, xdot):
+    """u = F(h) Ẋ [N, d], F(h) = tanh(f2(relu(f1(h)))) reshaped to [N, d, 2]."""
+    n, d = h.shape
+    f = jnp.tanh(f2(nn.relu(f1(h)))).reshape(n, d, 2)
+    return jnp.einsum("ndc,nc->nd", f, xdot)
+
+
+def sir_layer(s, i, r, adj, w_i, w_r):
+    """The released SIR layer's arguments (a_s, a_i, a_r), each [N, d].
+
+    s, i, r: [N, d]; adj: [N, N]; w_i: [2d, d] (shared by the s and i lines); w_r: [d, d].
+    a_s = -[s ‖ adj i] w_i,  a_i = [s ‖ adj i] w_i - i w_r,  a_r = i w_r (they sum to 0; r
+    is not an argument of any line).
+    """
+    del r
+    infection = jnp.concatenate([s, adj @ i], -1) @ w_i
+    recovery = i @ w_r
+    return -infection, infection - recovery, recovery
+
+
+class ControlledField(nn.Module):
+    """The released code's vector field (module docstring, "official"): y = {h, z, s, i, r}
+    each [N, d], xdot [N, 2] -> dy/dt, each [N, d].
+
+    Attributes: hidden d; mechanism "sir" (the SIR layer) or "neural" (ablation);
+    learned_graph (GLTG on) or the fixed geographic graph; alpha the graph learner's
+    saturation.
+    """
+
+    hidden: int
+    mechanism: str = "sir"
+    learned_graph: bool = True
+    alpha: float = 3.0
+
+    def setup(self):
+        d = self.hidden
+        xavier = nn.initializers.xavier_uniform()
+        self.f1 = nn.Dense(d)
+        self.f2 = nn.Dense(2 * d)
+        self.agc_in = nn.Dense(d)
+        self.agc_w = self.param("agc_w", xavier, (d, d))
+        self.gate = {y: nn.Dense(d * d) for y in STATES}
+        if self.learned_graph:
+            self.graph_learner = gltg.GraphLearner(d, self.alpha)
+        if self.mechanism == "sir":
+            self.w_i = self.param("sir_w_i", xavier, (2 * d, d))
+            self.w_r = self.param("sir_w_r", xavier, (d, d))
+        elif self.mechanism == "neural":
+            self.local = nn.Dense(3 * d)
+        else:
+            raise ValueError(f"unknown mechanism {self.mechanism!r}; allowed: {MECHANISMS}")
+
+    def graph(self, z, geo):
+        """Â(t) [N, N] from the global latent z [N, d] and the row-normalised geography."""
+        return self.graph_learner(z, geo) if self.learned_graph else geo
+
+    def gates(self, y, geo, sem):
+        """{z, s, i, r: G_y [N, d, d]} at the state y."""
+        d = self.hidden
+        z, s, i, r = y["z"], y["s"], y["i"], y["r"]
+        n = z.shape[0]
+        adj = self.graph(z, geo)
+        q = nn.relu(self.agc_in(z))
+        args = {"z": q + sem @ (q @ self.agc_w)}
+        if self.mechanism == "sir":
+            args["s"], args["i"], args["r"] = sir_layer(s, i, r, adj, self.w_i, self.w_r)
+        else:
+            loc = jnp.concatenate([s, i, r], -1)
+            args["s"], args["i"], args["r"] = jnp.split(
+                jnp.tanh(self.local(jnp.concatenate([loc, adj @ loc], -1))), 3, axis=-1)
+        return {k: jnp.tanh(self.gate[k](a)).reshape(n, d, d) for k, a in args.items()}
+
+    def __call__(self, y, xdot, geo, sem):
+        u = control_term(self.f1, self.f2, y["h"], xdot)
+        out = {k: jnp.einsum("nij,nj->ni", g, u) for k, g in self.gates(y, geo, sem).items()}
+        return {"h": u, **out}
+
+
 class EANOField(nn.Module):
-    """The vector field of one sample: y = {h, z, s, i, r} each [N, d], xdot [N, 2].
+    """The "sirs" vector field of one sample: y = {h, z, s, i, r} each [N, d], xdot [N, 2].
 
     Attributes: hidden d; mechanism "sir" (EANO) or "neural" (ablation); learned_graph
     (GLTG on) or the fixed geographic graph; alpha the graph learner's saturation.
@@ -131,11 +222,8 @@ class EANOField(nn.Module):
         return self.graph_learner(z, geo) if self.learned_graph else geo
 
     def __call__(self, y, xdot, geo, sem):
-        d = self.hidden
         h, z, s, i, r = y["h"], y["z"], y["s"], y["i"], y["r"]
-        n = h.shape[0]
-        f = jnp.tanh(self.f2(nn.relu(self.f1(h)))).reshape(n, d, 2)
-        u = jnp.einsum("ndc,nc->nd", f, xdot)
+        u = control_term(self.f1, self.f2, h, xdot)
         agc = z + sem @ nn.relu(self.agc(z))
         dz = jnp.tanh(self.g_z(agc)) * u
         adj = self.graph(z, geo)
@@ -165,9 +253,31 @@ class EANOEncoder(nn.Module):
                 "r": sir[:, 2]}
 
 
-def solve_eano(field: EANOField, field_params, y0, window, geo, sem, *, solver: str,
+class LinearEncoder(nn.Module):
+    """Initial latents {h, z, s, i, r} [N, d], each a linear map of X(t0) [N, 2]."""
+
+    hidden: int
+
+    @nn.compact
+    def __call__(self, x0):
+        return {k: nn.Dense(self.hidden, name=f"init_{k}")(x0) for k in ("h", *STATES)}
+
+
+def field_and_encoder(dynamics: str, hidden: int, mechanism: str = "sir",
+                      learned_graph: bool = True, alpha: float = 3.0):
+    """(vector field, encoder) modules of a form of the dynamics (`DYNAMICS`)."""
+    if dynamics == "official":
+        return (ControlledField(hidden, mechanism, learned_graph, alpha),
+                LinearEncoder(hidden))
+    if dynamics == "sirs":
+        return EANOField(hidden, mechanism, learned_graph, alpha), EANOEncoder(hidden)
+    raise ValueError(f"unknown EANO dynamics {dynamics!r}; allowed: {DYNAMICS}")
+
+
+def solve_eano(field: nn.Module, field_params, y0, window, geo, sem, *, solver: str,
                adjoint: str, dt: float):
-    """Integrate the EANO field driven by `window` [W, N] over t ∈ [0, W-1]; returns y(W-1)."""
+    """Integrate `field` (ControlledField or EANOField) driven by `window` [W, N] over
+    t ∈ [0, W-1]; returns y(W-1)."""
     path = control_path(window)
 
     def vf(t, y, args):

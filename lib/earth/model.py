@@ -1,13 +1,15 @@
 """EARTH and its ablations as pure (init, apply) pairs over one sample.
 
-    y0 = EANOEncoder(X(t0));  y_T = diffrax solve of EANOField over the window (eano.py)
+    y0 = encoder(X(t0));  y_T = diffrax solve of the EANO field over the window (eano.py)
     Â_T = GLTG graph at z_T;  fused = Fusion(z_T, [s_T ‖ i_T ‖ r_T], Â_T)     (fusion.py)
     ŷ = ½ · MLP([fused ‖ h_T]) + W_ar x[-k:]                                  (head + AR residual,
                                                                               as in the released code)
 
 `apply(params, x)` maps one scaled window x [W, N] to the next-h forecast [N]; the graphs
 (row-normalised geography, fused geographic+semantic graph) are constants of the model.
-Variants: "earth" (full), "no_eano" (generic graph ODE instead of the epidemic mechanism),
+`dynamics` picks the form of EANO's vector field (eano.DYNAMICS: "official", the released
+code's full d × d gates on every latent; "sirs", a diagonal gate on z and an explicit SIRS
+mechanism). Variants: "earth" (full), "no_eano" (generic graph ODE instead of the epidemic mechanism),
 "no_gltg" (fixed geographic graph, no learned or semantic graph), "no_xattn" (linear fusion).
 """
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Earth:
     heads: int = 4
     ar_lags: int = 4
     variant: str = "earth"
+    dynamics: str = "official"
     solver: str = "rk4"
     adjoint: str = "recursive_checkpoint"
     dt: float = 1.0
@@ -60,11 +63,22 @@ class Earth:
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise ValueError(f"unknown EARTH variant {self.variant!r}; allowed: {VARIANTS}")
+        if self.dynamics not in eano.DYNAMICS:
+            raise ValueError(f"unknown EANO dynamics {self.dynamics!r}; allowed: {eano.DYNAMICS}")
+
+    @property
+    def _modules(self):
+        return eano.field_and_encoder(self.dynamics, self.hidden,
+                                      "neural" if self.variant == "no_eano" else "sir",
+                                      learned_graph=self.variant != "no_gltg", alpha=self.alpha)
 
     @property
     def _field(self):
-        return eano.EANOField(self.hidden, "neural" if self.variant == "no_eano" else "sir",
-                              learned_graph=self.variant != "no_gltg", alpha=self.alpha)
+        return self._modules[0]
+
+    @property
+    def _encoder(self):
+        return self._modules[1]
 
     @property
     def _head(self):
@@ -82,22 +96,22 @@ class Earth:
         """params for windows shaped like x [W, N]."""
         k1, k2, k3 = jax.random.split(key, 3)
         geo, sem = self._graphs()
-        enc = eano.EANOEncoder(self.hidden)
+        enc = self._encoder
         p_enc = enc.init(k1, self._x0(x))
         y0 = enc.apply(p_enc, self._x0(x))
         p_field = self._field.init(k2, y0, jnp.zeros((x.shape[1], 2), x.dtype), geo, sem)
-        graph = self._field.apply(p_field, y0["z"], geo, method=eano.EANOField.graph)
+        graph = self._field.apply(p_field, y0["z"], geo, method="graph")
         p_head = self._head.init(k3, y0, graph, x)
         return {"encoder": p_enc, "field": p_field, "head": p_head}
 
     def solve(self, params, x):
         """(y_T, Â_T): the latents at the end of the window and the transmission graph there."""
         geo, sem = self._graphs()
-        y0 = eano.EANOEncoder(self.hidden).apply(params["encoder"], self._x0(x))
+        y0 = self._encoder.apply(params["encoder"], self._x0(x))
         y_t = eano.solve_eano(self._field, params["field"], y0, x, geo, sem, solver=self.solver,
                               adjoint=self.adjoint, dt=self.dt)
         y_t = jax.tree.map(lambda a: a[-1], y_t)
-        graph = self._field.apply(params["field"], y_t["z"], geo, method=eano.EANOField.graph)
+        graph = self._field.apply(params["field"], y_t["z"], geo, method="graph")
         return y_t, graph
 
     def apply(self, params, x):

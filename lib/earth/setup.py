@@ -37,8 +37,8 @@ def build_model(name: str, config, prep: data_lib.Prepared):
         sem = gltg.fused_graph(prep.adjacency, gltg.semantic_graph(
             prep.scaled[:prep.train_end], config.data.semantic_k, config.data.semantic_select))
         return model_lib.Earth(geo, sem, hidden=m.hidden, heads=m.heads, ar_lags=m.ar_lags,
-                               variant=name, solver=m.solver, adjoint=m.adjoint, dt=m.dt,
-                               alpha=m.alpha)
+                               variant=name, dynamics=m.dynamics, solver=m.solver,
+                               adjoint=m.adjoint, dt=m.dt, alpha=m.alpha)
     if name == "epignn":   # the raw adjacency file, as EpiGNN's loader passes it
         return epignn.EpiGNN(prep.adjacency, k=m.get("epignn_k", 8), hid_a=m.get("epignn_hid_a", 64),
                              layers=m.get("epignn_layers", 2))

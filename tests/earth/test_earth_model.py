@@ -49,9 +49,10 @@ def _graphs(adj, sem):
     return gltg.geo_graph(adj), gltg.fused_graph(adj, sem)
 
 
-@pytest.fixture(scope="module")
-def earth_case():
-    """A small EARTH in float64 and ONE compiled function, shared by the tests below:
+@pytest.fixture(scope="module", params=["official", "sirs"])
+def earth_case(request):
+    """A small EARTH (each form of the dynamics) in float64 and ONE compiled function, shared
+    by the tests below:
     (c, x, geo, sem) -> (loss, d loss / dc), forecast, at params + c * direction, with the
     graphs as arguments (so relabelled regions reuse the compilation)."""
     rng = np.random.default_rng(2)
@@ -60,14 +61,15 @@ def earth_case():
     sem = gltg.semantic_graph(rng.uniform(size=(12, 5)), 2)
     with jax.enable_x64(True):
         x = jnp.asarray(rng.uniform(size=(4, 5)))
-        params = jax.jit(model.Earth(*_graphs(adj, sem), hidden=4, heads=2, ar_lags=2).init)(
-            jax.random.key(0), x)
+        params = jax.jit(model.Earth(*_graphs(adj, sem), hidden=4, heads=2, ar_lags=2,
+                                     dynamics=request.param).init)(jax.random.key(0), x)
         # move off the init (EARTH's read-out starts at zero) and pick a random direction
         params = jax.tree.map(lambda p: p + 0.5 * rng.normal(size=p.shape), params)
         direction = jax.tree.map(lambda p: jnp.asarray(rng.normal(size=p.shape)), params)
 
         def loss(c, x, geo, sem_):
-            m = model.Earth(geo, sem_, hidden=4, heads=2, ar_lags=2, solver="midpoint")
+            m = model.Earth(geo, sem_, hidden=4, heads=2, ar_lags=2, solver="midpoint",
+                            dynamics=request.param)
             out = m.apply(jax.tree.map(lambda p, d: p + c * d, params, direction), x)
             return jnp.sum(out ** 2), out
 
@@ -111,6 +113,8 @@ def test_gcn_gru_is_equivariant_to_relabelling_regions():
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match="unknown EARTH variant"):
         model.Earth(np.eye(2), np.eye(2), variant="nope")
+    with pytest.raises(ValueError, match="unknown EANO dynamics 'sir'"):
+        model.Earth(np.eye(2), np.eye(2), dynamics="sir")
     with pytest.raises(ValueError, match="unknown baseline"):
         baselines.Baseline("arima", np.eye(2))
     with pytest.raises(ValueError, match="divisible"):
