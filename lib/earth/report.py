@@ -165,6 +165,8 @@ def render(results: dict, config: dict) -> str:
     budget = (f"models {', '.join(config['models'])}; best-validation epoch of at most "
               f"{sel['max_epochs']} epochs, patience {sel['patience']}" if sel.get("enabled")
               else f"{results['num_steps']} steps")
+    if "model" in config:   # a run recorded before `model.dynamics` existed ran "sirs"
+        budget = f"EANO dynamics {config['model'].get('dynamics', 'sirs')}; {budget}"
     parts.append(f"Config `{config['tag']}` ({budget}, {results['num_seeds']} "
                  f"seed(s) per horizon; run {done}); measured on {results['machine']} in "
                  f"{results['wall_s']:.0f} s. Datasets: "

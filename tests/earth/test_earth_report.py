@@ -53,6 +53,10 @@ def test_render_is_the_readme_block_byte_for_byte():
         "Config `tiny` (5 steps, 2 seed(s) per horizon; run INCOMPLETE: datasets not listed did "
         "not finish); measured on test machine in 12 s. Datasets: simulated (50 × 3), "
         "US-States (60 × 4). Forecast plots: `plots/forecast_<dataset>_h<h>.png` in the workdir.")
+    # the config line names EANO's dynamics; a config from before the key ran "sirs"
+    for model, word in (({"dynamics": "official"}, "official"), ({}, "sirs")):
+        assert f"Config `tiny` (EANO dynamics {word}; 5 steps, 2 seed(s)" in report.render(
+            out, {"tag": "tiny", "model": model})
 
 
 def test_results_markdown_bolds_the_best_rmse_per_dataset_and_horizon():
