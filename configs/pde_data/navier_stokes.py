@@ -24,7 +24,7 @@ Variants:
   heldout_2, heldout_3, heldout_4  the held-out ICs of the fair front: front's set-up with
               seeds 2, 3 and 4 (no training or model choice ever used them), 10 test
               trajectories each; the front tool's `--truth=heldout` takes all three (30 ICs).
-  stats       the statistics front's truth: seed 5, 4 test trajectories on the attractor,
+  stats       the statistics front's truth: seed 5, 2 test trajectories on the attractor,
               256² -> 128², 60 time units saved every 320 steps (0.56), for time-averaged
               energy spectra and vorticity PDFs over the last 50 units.
 """
@@ -75,5 +75,5 @@ def get_config(arg=None):
         "front_train_64": lambda: _config(256, 4, ATTRACTOR_WARMUP, 3.0, 16, 20, 2, chunk_frames=16),
         **{f"heldout_{s}": (lambda s=s: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10,
                                                 chunk_frames=16, seed=s)) for s in HELDOUT_SEEDS},
-        "stats": lambda: _config(256, 2, ATTRACTOR_WARMUP, 60.0, 320, 1, 4, chunk_frames=4, seed=5),
+        "stats": lambda: _config(256, 2, ATTRACTOR_WARMUP, 60.0, 320, 1, 2, chunk_frames=4, seed=5),
     }, arg, default="quick")
