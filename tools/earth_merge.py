@@ -2,7 +2,7 @@
 
     python tools/earth_merge.py --out=workdirs/earth/official \
         workdirs/earth/official_us_regions workdirs/earth/official_japan workdirs/earth/official_australia
-    python tools/earth_results.py --workdir=workdirs/earth/official --readme=experiments/earth/README.md --tag=official
+    python tools/results.py --paper=earth --workdir=workdirs/earth/official --readme=experiments/earth/README.md --tag=official
 
 Each part is a workdir of experiments/earth/main.py with the same config except
 `datasets`, `models` and `select` (e.g. one part per dataset, or EARTH with its own epoch

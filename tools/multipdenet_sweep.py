@@ -7,7 +7,8 @@ Each run is `experiments/multipdenet/main.py` in a subprocess (so a crash or a b
 one run does not stop the others) with the overrides its sweep yields, in
 `<root>/<system>_<variant>/<run name>/`. A run whose workdir already has results.json is
 skipped, and an interrupted one resumes from its checkpoints. Finally the finished runs are
-collected into `<root>/collected_<variant>/`, which `tools/multipdenet_results.py` renders.
+collected into `<root>/collected_<variant>/`, which `tools/results.py --paper=multipdenet`
+renders.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """EARTH: epidemic forecasting with an epidemiology-aware neural ODE (Wan et al., ICML 2025).
 
     python experiments/earth/main.py --config=configs/earth/earth.py:quick --workdir=workdirs/earth_quick
-    python tools/earth_results.py --workdir=workdirs/earth_quick --readme=experiments/earth/README.md
+    python tools/results.py --paper=earth --workdir=workdirs/earth_quick \
+        --readme=experiments/earth/README.md
 
 Variants:
   tiny    simulated data only (8 regions, 160 weeks), window 8, horizons (2, 4), hidden 8,

@@ -2,7 +2,7 @@
 
     python experiments/fleg3d/main.py --config=configs/fleg3d/fleg3d.py:quick \
         --workdir=workdirs/fleg3d_quick
-    python tools/fleg3d_results.py --workdir=workdirs/fleg3d_quick \
+    python tools/results.py --paper=fleg3d --workdir=workdirs/fleg3d_quick \
         --readme=experiments/fleg3d/README.md
 
 Variants:

@@ -6,7 +6,7 @@ r"""Deep Sturm–Liouville (Vigouroux, Dalmau, Béthune, Boutin; ICML 2025) vs m
 
 Trains DSL and an MLP of matched parameter count on each data set at every training
 fraction and seed, trains the 2-D toy, and writes results.json, results.md (tables) and
-plots/ to the workdir; `tools/dsl_results.py` splices the table into the README.
+plots/ to the workdir; `tools/results.py --paper=dsl` splices the table into the README.
 """
 from lib.common import cli
 

@@ -3,7 +3,7 @@ Cheng et al., ICML 2025) against dense, top-k and foreground-selection encoders.
 
     python experiments/dynamic_detr/main.py --config=configs/dynamic_detr/dynamic_detr.py:quick \
         --workdir=workdirs/dynamic_detr_quick
-    python tools/dynamic_detr_results.py --workdir=workdirs/dynamic_detr_quick \
+    python tools/results.py --paper=dynamic_detr --workdir=workdirs/dynamic_detr_quick \
         --readme=experiments/dynamic_detr/README.md --tag=quick
 
 Trains the dense detector, fine-tunes every encoder variant from it, and writes

@@ -9,7 +9,9 @@ change the slope; every negative control shows the excluded failure (a rate slop
 from __future__ import annotations
 
 import math
+import os
 
+from lib.adam_abc.plots import write_plots
 from lib.adam_abc.settings import CONTROLS
 from lib.common.report import met_tree, target
 
@@ -188,6 +190,18 @@ def verdicts(results: dict) -> list[str]:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/adam_abc_results.py: the tables and one verdict per group."""
+    """The README block of `tools/results.py --paper=adam_abc`: the tables and one verdict
+    per group."""
     del config
     return f"{tables(results)}\n\n" + "\n".join(verdicts(results))
+
+
+RESULTS_FLAGS = {"plots": ("bool", False, "Also redraw every figure into <workdir>/plots.")}
+
+
+def results_block(results: dict, config: dict, workdir: str, plots: bool) -> str:
+    """`render`, with `plots` first redrawing every figure into `<workdir>/plots`."""
+    if plots:
+        for path in write_plots(results, os.path.join(workdir, "plots")):
+            print("wrote", path)
+    return render(results, config)

@@ -23,7 +23,8 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 
-from lib.common.report import machine_text, target, verdict
+from lib.common import workdir as wd
+from lib.common.report import machine_text, read_results, target, verdict
 
 STABILITY_FACTOR = 2.0
 PREDICTION_GAP = 0.05
@@ -250,6 +251,25 @@ def render(results: dict, config: dict, more: tuple = ()) -> str:
             f"{select}); measured on "
             f"{machine_text(results['machine'])}; wall time per process {walls} min "
             f"({num} process{'es' if num > 1 else ''}).")
+
+
+RESULTS_FLAGS = {
+    "more_workdirs": ("string", "", "Further run directories, comma-separated, merged with "
+                      "--workdir."),
+    "merged_out": ("string", None, "Write the merged results.json here.")}
+
+
+def results_block(results: dict, config: dict, workdir: str, more_workdirs: str,
+                  merged_out: str | None) -> str:
+    """`render` of the run merged with those of `more_workdirs` (comma-separated; the same
+    variant on other data sets, models or replica modes), first writing the merged
+    results.json into `merged_out` when given."""
+    more = tuple((w, read_results(w, "anova_tpnn"), wd.read_json(os.path.join(w, wd.CONFIG)))
+                 for w in more_workdirs.split(",") if w)
+    if merged_out:
+        merged, _ = merge([("--workdir", results, config), *more])
+        wd.write_json_atomic(os.path.join(merged_out, wd.RESULTS), merged)
+    return render(results, config, more)
 
 
 def component_plot(path: str, ds, comps_by_model: dict, names: list, num: int) -> str:

@@ -10,8 +10,9 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from lib.cades import official
+from lib.cades.scenarios import OFFICIAL_SPP_FAMILIES
 from lib.common import plotting
-from lib.common.report import machine_text, target, verdict
+from lib.common.report import machine_text, read_results, target, verdict
 
 METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
            "q_minus")
@@ -248,6 +249,19 @@ def render(results: dict, config: dict) -> str:
     return (f"{tables(results)}\n\nConfig `{config['tag']}`; measured on "
             f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s ({walls}; "
             f"model fitting {results.get('models_wall_s', 0):.0f} s).")
+
+
+RESULTS_FLAGS = {"more_workdirs": ("string", "", "Further run directories, comma-separated, "
+                                   "whose SPP families are merged with --workdir's (no overlap).")}
+
+
+def results_block(results: dict, config: dict, workdir: str, more_workdirs: str) -> str:
+    """`render` of the run with the SPP families of the runs in `more_workdirs`
+    (comma-separated; e.g. families run in parallel processes) merged in (`merge`)."""
+    more = [read_results(w, "cades") for w in more_workdirs.split(",") if w]
+    if more:
+        results = merge(results, more, OFFICIAL_SPP_FAMILIES)
+    return render(results, config)
 
 
 def write_plots(plot_dir: str, results: dict) -> list[str]:

@@ -125,7 +125,7 @@ def targets(results: dict, config) -> dict:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/cl_similarity_results.py: tables, targets, config, machine."""
+    """The README block: tables, targets, config, machine."""
     targets = "\n".join(f"- `{k}`: **{report.verdict(v)}**"
                         for k, v in results["targets"].items())
     ssl_cfg = config["ssl"]

@@ -17,17 +17,15 @@ so renderers give the same text from old and new results.json files.
 `splice` replaces the text between `<!-- results:TAG:begin -->` and
 `<!-- results:TAG:end -->` in a markdown file, so a README's measured table is rewritten by
 one command and never edited by hand. The file is written atomically (a temporary file and
-`os.replace`), so an interrupted splice leaves the old README intact. `results_tool` is the
-whole command line of a `tools/<name>_results.py` script around its paper-specific render.
+`os.replace`), so an interrupted splice leaves the old README intact; tools/results.py
+prints and splices a paper's block, reading the run with `read_results`.
 """
 from __future__ import annotations
 
 import os
 import platform
 import re
-import sys
 import tempfile
-from collections.abc import Callable
 
 from lib.common import workdir as wd
 
@@ -78,46 +76,13 @@ def splice(path: str, tag: str, text: str) -> None:
         raise
 
 
-def results_tool(experiment: str, render: Callable[[dict, dict], str], *,
-                 default_workdir: str | None = None, default_tag: str = "quick") -> None:
-    """Run a results script: `render(results, config)` of a workdir, printed and spliced.
-
-        # tools/<name>_results.py
-        def render(results: dict, config: dict) -> str:
-            return f"{tables(results)}\\n\\nConfig `{config['tag']}`; measured on ..."
-
-        if __name__ == "__main__":
-            report.results_tool("<name>", render)
-
-    Defines the absl flags `--workdir` (default `default_workdir`, else
-    `workdirs/<experiment>_quick`), `--readme` and `--tag` (default `default_tag`) and runs
-    under `absl.app`: reads `<workdir>/results.json` and `config.json`, exits with a message
-    naming the missing results file and `experiments/<experiment>/main.py` when there is
-    none, prints `render`'s text and, with `--readme`, first splices it into the README's
-    block `tag`. A script needing more flags defines them itself (absl flags are global)
-    and reads them in `render`.
-    """
-    from absl import app, flags
-
-    script = {"module_name": sys.argv[0]}         # so the script's --help lists the flags
-    workdir = flags.DEFINE_string("workdir", default_workdir or f"workdirs/{experiment}_quick",
-                                  "Run directory.", **script)
-    readme = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the tables.",
-                                 **script)
-    tag = flags.DEFINE_string("tag", default_tag, "Name of the marked block in --readme.", **script)
-
-    def main(_):
-        path = os.path.join(workdir.value, wd.RESULTS)
-        if not os.path.exists(path):
-            raise SystemExit(f"no {path}; run experiments/{experiment}/main.py first")
-        results = wd.read_json(path)
-        config = wd.read_json(os.path.join(workdir.value, wd.CONFIG))
-        text = render(results, config)
-        if readme.value:
-            splice(readme.value, tag.value, text)
-        print(text)
-
-    app.run(main)
+def read_results(workdir: str, experiment: str) -> dict:
+    """`<workdir>/results.json`; FileNotFoundError naming it and
+    `experiments/<experiment>/main.py` (which writes it) when there is none."""
+    path = os.path.join(workdir, wd.RESULTS)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no {path}; run experiments/{experiment}/main.py first")
+    return wd.read_json(path)
 
 
 def _plain(x):

@@ -2,7 +2,9 @@
 dynamic_detr run."""
 from __future__ import annotations
 
-from lib.common import plotting
+import os
+
+from lib.common import plotting, workdir as wd
 from lib.common.report import cell, machine_text, target
 
 # rows of a design alternative of the full method (not an ablation: no target on them)
@@ -192,6 +194,19 @@ def render(results: dict, config: dict, seed_runs: list[tuple[str, dict]] = ()) 
         runs = [(f"seed {config['train']['seed']}", results), *seed_runs]
         text += "\n\nAP across runs:\n\n" + seed_table(runs)
     return text
+
+
+RESULTS_FLAGS = {"seed_workdirs": ("list", None, "Workdirs of repeats of the same config (e.g. "
+                                   "other train.seed): appends the AP of every variant across "
+                                   "--workdir and these, and how many runs meet each target.")}
+
+
+def results_block(results: dict, config: dict, workdir: str,
+                  seed_workdirs: list[str] | None) -> str:
+    """`render` with the runs in `seed_workdirs` as its `seed_runs`, labelled by seed."""
+    seed_runs = [(f"seed {wd.read_json(os.path.join(w, wd.CONFIG))['train']['seed']}",
+                  wd.read_json(os.path.join(w, wd.RESULTS))) for w in seed_workdirs or ()]
+    return render(results, config, seed_runs)
 
 
 def summary(config, rows: list[dict], names: list[str], pretrained: dict, tokens: int,

@@ -1,5 +1,6 @@
 """EARTH's targets and tables: `targets` (in results.json), `results_markdown` (the workdir's
-results.md), `render` (the README block, tools/earth_results.py), the forecast plots."""
+results.md), `render` (the README block of `tools/results.py --paper=earth`), the forecast
+plots."""
 from __future__ import annotations
 
 from lib.common import plotting, report

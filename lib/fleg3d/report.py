@@ -81,7 +81,7 @@ def data_text(results: dict, config: dict) -> str:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/fleg3d_results.py: tables, data, config, machine, plots."""
+    """The README block: tables, data, config, machine, plots."""
     train_min = sum(t["wall_s"] for t in results["train"].values()) / 60
     plots = ", ".join(f"`plots/{p}_{k}.png`" for p in results["protocols"] for k in ("acc", "harmonic"))
     return (f"{tables(results)}\n\nConfig `{config['tag']}` ({data_text(results, config)}"

@@ -239,7 +239,7 @@ def markdown(results: dict) -> str:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/gmflow_results.py: `markdown` plus the budget and machine."""
+    """The README block: `markdown` plus the budget and machine."""
     return (f"{markdown(results)}\n\nConfig `{config['tag']}`: "
             f"{results['budget']['train_steps_per_model']} training steps per model; measured on "
             f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s.")

@@ -1,5 +1,5 @@
 """A JETTS run's targets, and the markdown tables and plots of its results.json
-(experiments/jetts/train.py and tools/jetts_results.py)."""
+(experiments/jetts/train.py and `tools/results.py --paper=jetts`)."""
 from __future__ import annotations
 
 import os
@@ -217,6 +217,12 @@ def results_markdown(results: dict) -> str:
                 "are truncations):", ""] + [f"* {w}" for w in results["warnings"]]
     out.append(f"\nMeasured on {results.get('machine', '?')} in {results.get('wall_s', 0):.0f} s.")
     return "\n".join(out)
+
+
+def results_block(results: dict, config: dict, workdir: str) -> str:
+    """`results_markdown` headed by the run's config tag and `workdir`."""
+    del config
+    return f"Run `{results['tag']}` (workdir `{workdir}`).\n\n" + results_markdown(results)
 
 
 def plots(results: dict, directory: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Targets, markdown tables and the README block (`render`) of a KAR/PEAK run's results.json
-(used by train.py and tools/kar_peak_results.py)."""
+(used by train.py and tools/results.py --paper=kar_peak)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
 """Monte Carlo summaries, the targets, the results tables (`render`: the README block of
-tools/latent_ate_results.py) and the two figures.
+tools/results.py --paper=latent_ate) and the two figures.
 
 summarize: over R replications of (θ̂_r, se_r) against the true θ —
   bias = mean θ̂ − θ, its Monte Carlo s.e. sd(θ̂)/√R, RMSE, coverage of θ̂ ± z·se,
@@ -12,7 +12,8 @@ import os
 import numpy as np
 from scipy import stats
 
-from lib.common.report import target, verdict
+from lib.common import workdir as wd
+from lib.common.report import read_results, target, verdict
 
 
 def summarize(thetas, ses, truth: float, level: float = 0.95) -> dict:
@@ -243,6 +244,21 @@ def render(results: dict, config: dict, more: tuple = (), features: bool = True,
     if doubleml is not None:
         text += "\n\n" + doubleml_lines(doubleml)
     return text
+
+
+RESULTS_FLAGS = {
+    "more_workdirs": ("string", "", "Further run directories, comma-separated, merged with "
+                      "--workdir (their settings must not overlap)."),
+    "features": ("bool", True, "Include the adjustment-set table."),
+    "doubleml": ("string", None, "JSON written by tools/latent_ate_vs_doubleml.py --out.")}
+
+
+def results_block(results: dict, config: dict, workdir: str, more_workdirs: str,
+                  features: bool, doubleml: str | None) -> str:
+    """`render` of the run merged with those of `more_workdirs` (comma-separated), with the
+    agreement table of the `doubleml` JSON file when given."""
+    more = tuple(read_results(w, "latent_ate") for w in more_workdirs.split(",") if w)
+    return render(results, config, more, features, wd.read_json(doubleml) if doubleml else None)
 
 
 def plot_intervals(path: str, block: dict, truth: float, reps: int, title: str) -> None:

@@ -1,5 +1,5 @@
 """The lm addition experiment's results table (experiments/lm; spliced into its README by
-tools/lm_results.py).
+tools/results.py --paper=lm).
 
     targets(results)         # results.json "targets": the held-out exact-match target record
     results_table(results)   # results.md: the quantity / value table with the target

@@ -146,7 +146,7 @@ def _check_log_every(config: ml_collections.ConfigDict) -> None:
         raise ConfigError(f"config key 'train.log_every' = {config.train.log_every} is not "
                           "allowed; it must be 1 (each chunk's evaluation is its own "
                           "metrics.jsonl row: a longer interval would average evaluations in "
-                          "the progressive results and in tools/maxentdp_results.py "
+                          "the progressive results and in tools/results.py --paper=maxentdp "
                           "--from_metrics)")
 
 

@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from lib.common import plotting
+from lib.common import plotting, workdir as wd
 from lib.common.report import cell, machine_text, target, verdict
 
 
@@ -239,7 +239,7 @@ def render(results: dict, config: dict, workdir: str, merge=(), from_metrics: bo
     """The README block of the run in `workdir`: tables, return curves, the diagnosis tables
     of `<workdir>/diagnosis.json` when present, the budget line, plots and machine line.
     With `merge` (more workdirs) or `from_metrics` (entries rebuilt from metrics.jsonl),
-    `results` is `runs.collect`'s of them (the caller's; this module imports no agents);
+    `results` is `collect`'s of them;
     `plot_dir`: write the (merged) return plots there."""
     run_workdir = workdir
     if plot_dir:
@@ -267,3 +267,34 @@ def render(results: dict, config: dict, workdir: str, merge=(), from_metrics: bo
             f"Config `{config['tag']}`; measured on "
             f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s "
             "(env steps/s: after compilation, all seeds together).")
+
+
+def collect(results: dict, workdirs: list[str], from_metrics: bool) -> dict:
+    """`results` of the first workdir with the runs of all `workdirs` and their targets;
+    with `from_metrics` each entry is rebuilt from its metrics.jsonl (`runs.metrics_entry`,
+    which loads jax and the agents)."""
+    if from_metrics:
+        from lib.maxentdp.runs import metrics_entry
+    runs = {}
+    for w in workdirs:
+        res = results if w == workdirs[0] else wd.read_json(os.path.join(w, wd.RESULTS))
+        config = wd.read_json(os.path.join(w, wd.CONFIG))
+        for name, entry in res["runs"].items():
+            runs[name] = metrics_entry(w, config, entry) if from_metrics else entry
+    return {**results, "runs": runs, "targets": targets(runs),
+            "budget_stopped": [k for k, r in runs.items() if r.get("budget_stopped")]}
+
+
+RESULTS_FLAGS = {
+    "merge": ("list", [], "more workdirs whose runs join those of --workdir"),
+    "from_metrics": ("bool", False, "rebuild each run's entry from its metrics.jsonl"),
+    "plot_dir": ("string", None, "write the return plots of the (merged) runs here")}
+
+
+def results_block(results: dict, config: dict, workdir: str, merge: list[str],
+                  from_metrics: bool, plot_dir: str | None) -> str:
+    """`render` of the run in `workdir`, its runs joined by those of `merge` or rebuilt from
+    metrics.jsonl (`collect`) when either is asked for."""
+    if merge or from_metrics:
+        results = collect(results, [workdir, *merge], from_metrics)
+    return render(results, config, workdir, merge, from_metrics, plot_dir)

@@ -8,17 +8,16 @@ returns its results.json entry; `run_deadline` shares a process's wall-clock bud
 """
 from __future__ import annotations
 
-import os
 import time
 
 import jax
 import ml_collections
 import numpy as np
 
-from lib.common import metrics as metrics_lib, train_loop, workdir as wd
+from lib.common import metrics as metrics_lib, train_loop
 from lib.common.stages import Stages
 from lib.maxentdp import agent as agent_lib
-from lib.maxentdp import envs, report, rollout
+from lib.maxentdp import envs, rollout
 from lib.maxentdp.multigoal import multigoal_analysis
 
 
@@ -159,14 +158,3 @@ def metrics_entry(workdir: str, config: dict, entry: dict) -> dict:
                preempted=bool(entry.get("preempted") or entry.get("in_progress")))
     return new
 
-
-def collect(results: dict, workdirs: list[str], from_metrics: bool) -> dict:
-    """`results` of the first workdir with the runs of all `workdirs` and their targets."""
-    runs = {}
-    for w in workdirs:
-        res = results if w == workdirs[0] else wd.read_json(os.path.join(w, wd.RESULTS))
-        config = wd.read_json(os.path.join(w, wd.CONFIG))
-        for name, entry in res["runs"].items():
-            runs[name] = metrics_entry(w, config, entry) if from_metrics else entry
-    return {**results, "runs": runs, "targets": report.targets(runs),
-            "budget_stopped": [k for k, r in runs.items() if r.get("budget_stopped")]}

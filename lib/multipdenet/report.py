@@ -2,8 +2,8 @@
 
 `write_collection(root, variant)` stores `{system: {run: results.json}}` of a sweep, and
 its `targets`, as `<root>/collected_<variant>/results.json` (with a config.json naming the
-sweep and the machine), the folder `tools/multipdenet_results.py` renders through
-`results_tool`. The front's targets are `lib.multipdenet.front.targets`.
+sweep and the machine), the folder `tools/results.py --paper=multipdenet` renders
+(`results_block`). The front's targets are `lib.multipdenet.front.targets`.
 """
 from __future__ import annotations
 
@@ -127,3 +127,19 @@ def correlation_plots(results, prefix: str, threshold: float = 0.8) -> list[str]
             dashed=[n for n in curves if n.startswith("abl_")], threshold=threshold,
             ylabel="correlation (mean over test)", title=f"{system}: correlation with the truth"))
     return paths
+
+
+RESULTS_WORKDIR = "workdirs/multipdenet/collected_quick"
+RESULTS_FLAGS = {"out": ("string", "experiments/multipdenet/results_quick", "Output path prefix.")}
+
+
+def results_block(results: dict, config: dict, workdir: str, out: str) -> str:
+    """`render` of a collected sweep, also written to `<out>.md` with the collection as
+    `<out>.json` and, per system, `<out>_correlation_<system>.png` (their paths printed)."""
+    del workdir
+    text = render(results, config)
+    with open(f"{out}.md", "w") as f:
+        f.write(text + "\n")
+    wd.write_json_atomic(f"{out}.json", results)
+    print("\n".join(correlation_plots(results, out)))
+    return text

@@ -1,5 +1,5 @@
 """The risk-IRL targets and the markdown tables of a run's results.json (the README's measured
-tables); `render` is what tools/risk_irl_results.py prints and splices."""
+tables); `render` is what `tools/results.py --paper=risk_irl` prints and splices."""
 from __future__ import annotations
 
 import json
@@ -215,3 +215,6 @@ def render(results: dict, config: dict) -> str:
     return (f"{tables(results)}\n\nTargets: `{json.dumps(bare)}`\n\n"
             f"Config `{config['tag']}`; measured on {results['machine']}; parts took {walls} "
             "(wall clock on a shared, heavily loaded machine).")
+
+
+RESULTS_WORKDIR = "workdirs/risk_irl_quick_humans"

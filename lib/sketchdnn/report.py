@@ -82,7 +82,7 @@ def markdown(results: dict) -> str:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/sketchdnn_results.py: `markdown` plus the budget and machine."""
+    """The README block: `markdown` plus the budget and machine."""
     b = results["budget"]
     return (f"{markdown(results)}\n\nConfig `{config['tag']}`: {b['train_steps_per_model']} "
             f"training steps per model (batch {config['optim']['batch_size']}, width "

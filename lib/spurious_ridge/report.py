@@ -125,7 +125,7 @@ def targets(results: dict) -> dict:
 
 
 def render(results: dict, config: dict) -> str:
-    """The README block of tools/spurious_ridge_results.py: tables, targets, config, machine."""
+    """The README block: tables, targets, config, machine."""
     bare = report.met_tree(results["targets"])    # records as bools: the text of old results
     return (f"{tables(results)}\n\nTargets: `{json.dumps(bare)}`\n\n"
             f"Config `{config['tag']}`; measured on {results['machine']} in "

@@ -1,5 +1,5 @@
 """SWE-Gym's targets and results tables (rendered from results.json; spliced into the
-README by tools/swe_gym_results.py).
+README by tools/results.py --paper=swe_gym).
 
     results["targets"] = targets(config, round0_rate, rounds, curves, rechecked)
     text = render(results)

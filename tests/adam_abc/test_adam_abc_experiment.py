@@ -47,9 +47,9 @@ def test_results_tool_prints_the_tables_and_redraws_plots(tiny_run, tmp_path):
     os.remove(os.path.join(workdir, "plots", "rate_slopes.png"))
     readme = tmp_path / "README.md"
     readme.write_text("x\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\ny\n")
-    out = subprocess.run([sys.executable, "tools/adam_abc_results.py", f"--workdir={workdir}",
-                          "--plots", f"--readme={readme}", "--tag=quick"], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "tools/results.py", "--paper=adam_abc",
+                          f"--workdir={workdir}", "--plots", f"--readme={readme}", "--tag=quick"],
+                         cwd=ROOT, check=True, capture_output=True, text=True).stdout
     assert "| run | kind | oracle (A, B, C)" in out and "rate.adam_matches_sgd:" in out
     assert os.path.exists(os.path.join(workdir, "plots", "rate_slopes.png"))
     text = readme.read_text()                     # the printed tables, spliced between markers

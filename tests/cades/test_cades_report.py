@@ -1,5 +1,4 @@
-"""The results tool's `render` (lib/cades/report.py) on a small stored results.json: the
-markdown is byte-identical to what tools/cades_results.py rendered before it moved into lib,
+"""The README block (lib/cades/report.py) of a small stored results.json, byte for byte,
 with the summaries and targets recomputed from the raw AUROC and FPR numbers."""
 import copy
 

@@ -78,8 +78,8 @@ def test_results_tool_splices_the_readme_block(tiny_run, tmp_path):
     workdir, _ = tiny_run
     readme = tmp_path / "README.md"
     readme.write_text("x\n<!-- results:tiny:begin -->\nPLACEHOLDER\n<!-- results:tiny:end -->\ny\n")
-    subprocess.run([sys.executable, "tools/cl_similarity_results.py", f"--workdir={workdir}",
-                    f"--readme={readme}", "--tag=tiny"], cwd=ROOT, check=True,
-                   capture_output=True, env={**os.environ, "PYTHONPATH": ROOT})
+    subprocess.run([sys.executable, "tools/results.py", "--paper=cl_similarity",
+                    f"--workdir={workdir}", f"--readme={readme}", "--tag=tiny"], cwd=ROOT,
+                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": ROOT})
     text = readme.read_text()
     assert "PLACEHOLDER" not in text and "| infonce/cross |" in text and "MET" in text

@@ -52,7 +52,7 @@ def results():
 CONFIG = {"tag": "fixture", "editor": {"target_format": "edit_script"}}
 
 
-# rendered by tools/editlord_results.py before its render moved to lib/editlord/report.py
+# the README block of `tools/results.py --paper=editlord`
 EXPECTED = (
     'Pairs: 10 (8 train from 4 problems, 2 held-out from 1 problems).\n'
     '\n'

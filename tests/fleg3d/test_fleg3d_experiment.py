@@ -7,7 +7,6 @@ cross-domain one ModelNet40 -> "ScanObjectNN". Procedural data differs only in w
 bank's clouds come from (`bank.build`, tested in test_fleg3d_protocol.py, and by the quick
 run); everything after the bank is the same code.
 """
-import importlib.util
 import json
 import os
 
@@ -64,14 +63,11 @@ def test_tiny_run_on_real_format_files_writes_results_tables_and_plots(tiny_run)
                  "test_cross_domain"):
         assert counts[role] == {"chair": 3, "table": 3}, role
     assert on_disk["num_clouds"] == 4 * 5 + 4 * 3 + 4 * 2 * 3
-    # the README block of tools/fleg3d_results.py names the files the run read
-    spec = importlib.util.spec_from_file_location("fleg3d_results", "tools/fleg3d_results.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    # the README block (`tools/results.py --paper=fleg3d`) names the files the run read
     config = json.load(open(os.path.join(workdir, "config.json")))
-    text = tool.render(on_disk, config)
+    text = fleg3d_report.render(on_disk, config)
     assert f"(modelnet40 files at `{config['data']['path']}`, ScanObjectNN files at " in text
-    # the tool is results_tool around lib/fleg3d/report.render, which starts with its tables
+    # it starts with the tables
     assert text.startswith(fleg3d_report.tables(on_disk) + "\n\nConfig `fleg3d_tiny` (modelnet40 files")
     for pname in ("same_domain", "cross_domain"):
         by = on_disk["protocols"][pname]

@@ -81,7 +81,7 @@ def test_tiny_run_writes_results_and_reuses_pools(tmp_path):
         train.train_and_evaluate(other, wd)
     readme = tmp_path / "README.md"
     readme.write_text("x\n<!-- results:quick:begin -->\nold\n<!-- results:quick:end -->\n")
-    subprocess.run([sys.executable, "tools/jetts_results.py", f"--workdir={wd}",
+    subprocess.run([sys.executable, "tools/results.py", "--paper=jetts", f"--workdir={wd}",
                     f"--readme={readme}", "--tag=quick"], check=True, capture_output=True)
     text = readme.read_text()
     assert "old" not in text and "instructions" in text

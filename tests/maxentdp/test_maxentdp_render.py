@@ -1,6 +1,5 @@
-"""The results tool's `render` (lib/maxentdp/report.py) on a small stored results.json and a
-diagnosis.json in the workdir: the markdown is byte-identical to what
-tools/maxentdp_results.py rendered before it moved into lib."""
+"""The README block (lib/maxentdp/report.py) of a small stored results.json and a
+diagnosis.json in the workdir, byte for byte, and `tools/results.py --paper=maxentdp`'s merge."""
 import copy
 import json
 import os
@@ -82,8 +81,8 @@ def test_render_without_a_diagnosis_leaves_its_tables_out(tmp_path):
 
 
 def test_results_tool_merges_the_runs_of_more_workdirs(tmp_path):
-    """tools/maxentdp_results.py --merge: the runs of both workdirs in one table (the tool
-    collects them; lib/maxentdp/report.py imports no agents)."""
+    """`tools/results.py --paper=maxentdp --merge`: the runs of both workdirs in one table
+    (`report.collect`; without --from_metrics no agent is imported)."""
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -93,8 +92,9 @@ def test_results_tool_merges_the_runs_of_more_workdirs(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "results.json").write_text(json.dumps(res))
         (tmp_path / name / "config.json").write_text(json.dumps(CONFIG))
-    proc = subprocess.run([sys.executable, os.path.join(root, "tools", "maxentdp_results.py"),
-                           f"--workdir={tmp_path / 'a'}", f"--merge={tmp_path / 'b'}"],
+    proc = subprocess.run([sys.executable, os.path.join(root, "tools", "results.py"),
+                           "--paper=maxentdp", f"--workdir={tmp_path / 'a'}",
+                           f"--merge={tmp_path / 'b'}"],
                           capture_output=True, text=True, cwd=root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| pendulum | ")]

@@ -1,0 +1,126 @@
+"""tools/results.py: one command prints and splices every paper's results block; a paper's
+own flags, default workdir and block function come from its lib/<paper>/report.py."""
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tools import results as tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LM_RESULTS = {"num_params": 1000, "step": 20, "train_wall_s": 3.0, "final_loss": 0.5,
+              "model": {"num_layers": 1, "d_model": 8, "num_heads": 2},
+              "eval": {"exact_match": 0.96, "num_correct": 24, "num_eval": 25,
+                       "target_exact_match": 0.95, "target_met": True, "wrong_examples": []},
+              "machine": "x86_64, 2 CPU cores", "wall_s": 4.0}
+LM_CONFIG = {"tag": "tiny", "task": {"digits": 2, "num_train": 100},
+             "train": {"batch_size": 8}}
+
+
+def _run(cwd, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "results.py"), *args],
+                          cwd=cwd, check=False, capture_output=True, text=True)
+
+
+def _workdir(path, results=LM_RESULTS, config=LM_CONFIG):
+    path.mkdir(parents=True)
+    (path / "results.json").write_text(json.dumps(results))
+    (path / "config.json").write_text(json.dumps(config))
+    return path
+
+
+def test_papers_are_the_twenty_experiments():
+    papers = tool.papers()
+    assert len(papers) == 20 and {"lm", "multipdenet", "swe_gym"} <= set(papers)
+    assert "common" not in papers
+
+
+def test_it_splices_the_papers_render_into_the_readme_and_prints_it(tmp_path):
+    from lib.lm import report
+    workdir = _workdir(tmp_path / "run")
+    readme = tmp_path / "README.md"
+    readme.write_text("head\n<!-- results:small:begin -->\nold\n<!-- results:small:end -->\n"
+                      "<!-- results:quick:begin -->\nkeep\n<!-- results:quick:end -->\ntail\n")
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={workdir}", f"--readme={readme}",
+                "--tag=small")
+    assert proc.returncode == 0, proc.stderr
+    text = report.render(LM_RESULTS, LM_CONFIG)
+    assert proc.stdout == text + "\n"
+    assert readme.read_text() == (
+        f"head\n<!-- results:small:begin -->\n{text}\n<!-- results:small:end -->\n"
+        "<!-- results:quick:begin -->\nkeep\n<!-- results:quick:end -->\ntail\n")
+
+
+def test_without_readme_it_only_prints_from_the_default_workdir(tmp_path):
+    _workdir(tmp_path / "workdirs" / "lm_quick")
+    def files():
+        return {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    before = files()
+    proc = _run(tmp_path, "--paper=lm")
+    assert proc.returncode == 0, proc.stderr
+    assert "| target | ≥ 0.95: MET |" in proc.stdout
+    assert files() == before
+
+
+def test_bad_input_stops_with_one_line(tmp_path):
+    proc = _run(tmp_path, "--paper=lm", "--workdir=nowhere")
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"no {os.path.join('nowhere', 'results.json')}; "
+                                   "run experiments/lm/main.py first")
+    proc = _run(tmp_path, "--paper=nope")
+    assert proc.returncode == 1 and proc.stderr.startswith("--paper=nope: not one of adam_abc, ")
+    proc = _run(tmp_path, f"--workdir={_workdir(tmp_path / 'run')}")
+    assert proc.returncode == 1 and proc.stderr.startswith("--paper is required: one of ")
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={tmp_path / 'run'}",
+                f"--readme={tmp_path / 'run' / 'config.json'}")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith(
+        "expected exactly one '<!-- results:quick:begin -->', found 0")
+
+
+def test_help_lists_the_papers_own_flags_and_default_workdir(tmp_path):
+    out = _run(tmp_path, "--paper=risk_irl", "--help").stdout
+    for line in ("--readme:", "--tag:", "(default: 'quick')", "--workdir:",
+                 "(default: 'workdirs/risk_irl_quick_humans')"):
+        assert line in out
+    out = _run(tmp_path, "--paper=dynamic_detr", "--help").stdout
+    assert "--seed_workdirs:" in out and "(default: 'workdirs/dynamic_detr_quick')" in out
+
+
+def test_a_papers_flag_reaches_its_block(tmp_path):
+    """--seed_workdirs: the AP of every variant across the runs, each labelled by its seed."""
+    from tests.dynamic_detr.test_dynamic_detr_report import CONFIG, RESULTS
+    run = _workdir(tmp_path / "run", RESULTS, CONFIG)
+    seed = _workdir(tmp_path / "seed3", RESULTS, {**CONFIG, "train": {"seed": 3}})
+    proc = _run(tmp_path, "--paper=dynamic_detr", f"--workdir={run}", f"--seed_workdirs={seed}")
+    assert proc.returncode == 0, proc.stderr
+    assert "AP across runs:" in proc.stdout and "seed 3" in proc.stdout
+
+
+def _declared(paper):
+    """(RESULTS_FLAGS literal, results_block's parameter names or None) of a report module,
+    read from its source."""
+    tree = ast.parse(open(os.path.join(ROOT, "lib", paper, "report.py")).read())
+    spec, params = {}, None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RESULTS_FLAGS"
+                                                for t in node.targets):
+            spec = ast.literal_eval(node.value)
+        if isinstance(node, ast.FunctionDef) and node.name == "results_block":
+            params = [a.arg for a in node.args.args]
+    return spec, params
+
+
+@pytest.mark.parametrize("paper", tool.papers())
+def test_declared_flags_match_the_block_function(paper):
+    spec, params = _declared(paper)
+    for name, (kind, _, help_) in spec.items():
+        assert kind in tool.KINDS and help_, (name, kind)
+    if spec:
+        assert params is not None, "RESULTS_FLAGS without a results_block"
+    if params is not None:
+        assert params == ["results", "config", "workdir", *spec]
