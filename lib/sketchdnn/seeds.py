@@ -6,14 +6,18 @@ sample standard deviation (ddof = 1) over seeds; for each pair of models and a m
 "separated" when |mean_a − mean_b| > 2 · max(std_a, std_b) (the issue's "more than 2 seed
 standard deviations"; the larger of the two spreads, so a pair is never called separated
 on the strength of one tight model). A claim "A beats B" is MET when A is better and
-separated, MISSED when B is better and separated, TIED otherwise.
+separated, MISSED when B is better and separated, TIED otherwise. The positional-encoding
+claim (the ablation does worse on FD and on the NLL bound) is MET when it is worse and
+separated on both, MISSED when it is better and separated on either, TIED otherwise.
+A run's "nll" is its tightest bound; Gaussian-Softmax runs also carry the bound under each
+reverse parameterisation (`OPTIONAL`), tabulated beside it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from lib.common.report import cell
-from lib.sketchdnn.report import BASELINES, GS, LABELS
+from lib.sketchdnn.report import BASELINES, GS, LABELS, PE, X0_LABELS
 
 # (column, how to read it from a run entry, lower is better)
 METRICS = {
@@ -26,8 +30,12 @@ METRICS = {
     "type_tv": (lambda r: r["type_tv"], True),
     "count_tv": (lambda r: r["count_tv"], True),
 }
+# the NLL bound under each reverse parameterisation of x̂₀'s logits (Gaussian-Softmax only)
+OPTIONAL = {f"nll_{name}": (lambda r, n=name: r["nll"]["by_x0_logits"][n]["total"], True)
+            for name in X0_LABELS}
 CLAIMS = (("fd", "Gaussian-Softmax beats one-hot Gaussian and D3PM on FD"),
           ("nll", "Gaussian-Softmax beats one-hot Gaussian and D3PM on the NLL bound"))
+PE_CLAIM = "positional-encoding ablation does worse (FD and NLL bound)"
 
 
 def summarise(all_results: list[dict]) -> dict:
@@ -46,7 +54,9 @@ def summarise(all_results: list[dict]) -> dict:
     for m in models:
         entries = [r["runs"][m] for r in all_results if m in r["runs"]]
         out[m] = {}
-        for name, (get, _) in METRICS.items():
+        optional = {k: v for k, v in OPTIONAL.items()
+                    if all(e["nll"].get("by_x0_logits") for e in entries)}
+        for name, (get, _) in {**METRICS, **optional}.items():
             v = np.array([get(e) for e in entries], np.float64)
             out[m][name] = (float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0,
                             len(v))
@@ -58,7 +68,7 @@ def compare(summary: dict, a: str, b: str, metric: str) -> str:
     (ma, sa, _), (mb, sb, _) = summary[a][metric], summary[b][metric]
     if abs(ma - mb) <= 2 * max(sa, sb):
         return "tied"
-    lower = METRICS[metric][1]
+    lower = {**METRICS, **OPTIONAL}[metric][1]
     return "better" if (ma < mb) == lower else "worse"
 
 
@@ -73,6 +83,13 @@ def claims(summary: dict) -> dict:
         verdict = ("MET" if all(v == "better" for v in res.values()) else
                    "MISSED" if any(v == "worse" for v in res.values()) else "TIED")
         out[metric] = {"verdict": verdict, **res}
+    if GS in summary and PE in summary:
+        res = {m: compare(summary, PE, GS, m) for m in ("fd", "nll")}
+        verdict = ("MET" if all(v == "worse" for v in res.values()) else
+                   "MISSED" if any(v == "better" for v in res.values()) else "TIED")
+        out["pe"] = {"verdict": verdict, **res}
+    else:
+        out["pe"] = {"verdict": "not run"}
     return out
 
 
@@ -106,17 +123,24 @@ def markdown(all_results: list[dict], seeds: list[int], label: str = "",
     the samples per curve point, from the config)."""
     s = summarise(all_results)
     ref = all_results[0]["reference"]
+    both = any(k in st for st in s.values() for k in OPTIONAL)
     lines = [
         ("| model | seeds | FD ↓ | precision ↑ | recall ↑ | NLL bound, bits/sketch ↓ | "
-         "dangling ends ↓ | closed profiles ↑ | type TV ↓ | count TV ↓ |"),
-        "|---|---|---|---|---|---|---|---|---|---|",
+         + ("by reverse x̂₀ logits: " + " / ".join(X0_LABELS.values()) + " | " if both else "")
+         + "dangling ends ↓ | closed profiles ↑ | type TV ↓ | count TV ↓ |"),
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if both else ""),
         (f"| held-out data (floor) | — | {cell(ref['fd'])} | {cell(ref['precision'])} | "
-         f"{cell(ref['recall'])} | — | {cell(ref['validity']['dangling_fraction'])} | "
+         f"{cell(ref['recall'])} | — | " + ("— | " if both else "")
+         + f"{cell(ref['validity']['dangling_fraction'])} | "
          f"{cell(ref['validity']['closed_rate'])} | {cell(ref['type_tv'])} | "
          f"{cell(ref['count_tv'])} |")]
     for m, st in s.items():
-        lines.append(f"| {LABELS.get(m, m)}{label} | {st['fd'][2]} | "
-                     + " | ".join(_ms(st[k]) for k in METRICS) + " |")
+        cells = [_ms(st[k]) for k in METRICS]
+        if both:
+            cells.insert(4, " / ".join(_ms(st[k]) for k in OPTIONAL) if all(
+                k in st for k in OPTIONAL) else "—")
+        lines.append(f"| {LABELS.get(m, m)}{label} | {st['fd'][2]} | " + " | ".join(cells)
+                     + " |")
     c = claims(s)
     lines += ["", "| target (ranked only where > 2 seed std apart) | result |", "|---|---|"]
     for metric, text in CLAIMS:
@@ -125,11 +149,19 @@ def markdown(all_results: list[dict], seeds: list[int], label: str = "",
         detail = ", ".join(f"{word[v[b]]} {LABELS[b]}" for b in BASELINES if b in v)
         lines.append(f"| {text} | **{v['verdict']}**" + (f" ({detail})" if detail else "")
                      + " |")
+    pe = c["pe"]
+    if pe["verdict"] != "not run":
+        detail = ", ".join(f"{k.upper()} {pe[k]}" for k in ("fd", "nll"))
+        lines.append(f"| {PE_CLAIM} | **{pe['verdict']}** ({detail}, against "
+                     f"{LABELS[GS]} without it) |")
     curves = curve_markdown(all_results, curve_samples)
     if curves:
         lines += ["", curves]
     lines += ["", f"Seeds (train.seed) {', '.join(map(str, seeds))}; mean ± sample std over "
-              "seeds; data, metric encoder and sampling keys shared."]
+              "seeds; data, metric encoder and sampling keys shared."
+              + (" NLL bound: for Gaussian-Softmax the tighter of the bounds under the two "
+                 "reverse parameterisations of x̂₀'s logits (same weights, sketches and noise)."
+                 if both else "")]
     return "\n".join(lines)
 
 

@@ -64,6 +64,11 @@ def test_tiny_run_writes_results_and_resumes(tmp_path, monkeypatch):
     nll = run["nll"]
     assert nll["total"] == pytest.approx(nll["prior"] + nll["diffusion"] + nll["reconstruction"])
     assert nll["total"] > 0 and nll["reconstruction_params"] > 0
+    # the bound under both reverse parameterisations; the model's is the tighter
+    by = nll["by_x0_logits"]
+    assert set(by) == {"two_log_p", "embedding_mean"} and by["two_log_p"] != by["embedding_mean"]
+    assert nll["x0_logits"] == min(by, key=lambda k: by[k]["total"])
+    assert nll["total"] == min(v["total"] for v in by.values())
     assert saved["targets"] == {"fd_beats_baselines": None, "nll_beats_baselines": None,
                                 "pe_does_worse": None}
     with open(os.path.join(workdir, "results.md")) as f:

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.sketchdnn import baselines, diffusion, loss
+from lib.sketchdnn import baselines, diffusion, evaluation, loss
 from lib.sketchdnn import sketch as sk
 
 
@@ -125,3 +125,53 @@ def test_official_ce_normalisation_is_a_mean_over_classes_and_slots():
     assert float(p2["ce_flag"]) == pytest.approx(2 * float(parts["ce_flag"]), rel=1e-6)
     with pytest.raises(ValueError, match="ce_mean must be one of"):
         value("classes")
+
+
+def test_both_reverse_parameterisations_bound_the_exact_nll_and_the_tighter_is_kept():
+    """Labels y ~ P: under either x̂₀ parameterisation (2·log p̂, Σ p̂·u) the bound is at
+    least the entropy H(P) (the exact NLL of the best model), for the exact posterior and for
+    a miscalibrated one; `tightest` keeps the lower total and both sets of terms."""
+    ab = diffusion.cosine_alpha_bar(T)
+    d = len(P)
+    _, post = _exact_posterior("gaussian_softmax", ab)
+    t = jnp.tile(jnp.arange(2, T + 1), 40)
+    y = jax.random.categorical(jax.random.key(3), jnp.log(P), shape=t.shape)
+    onehot = jax.nn.one_hot(y, d)
+
+    def blurred(x, tt):      # the exact posterior mixed with uniform: a worse model
+        return 0.7 * post(x, tt) + 0.3 / d
+
+    @jax.jit
+    def per_label(key):
+        out = {}
+        for name in ("two_log_p", "embedding_mean"):
+            block = diffusion.gaussian_softmax_process(d, ab, x0_logits=name)
+            for label, fn in (("exact", post), ("blurred", blurred)):
+                terms = loss.label_bound(block, T, onehot, fn, key, t)
+                out[f"{label}:{name}/total"] = sum(terms.values()) / np.log(2)
+        return out
+
+    bits = {k: np.asarray(v) for k, v in per_label(jax.random.key(4)).items()}
+    for k, v in bits.items():
+        se = v.std(ddof=1) / np.sqrt(len(v))
+        assert v.mean() > ENTROPY_BITS - 3 * se - 0.02, (k, v.mean(), se)
+    # the Σ p̂·u bound of the exact posterior is near H(P); 2·log p̂ is far looser here
+    assert bits["exact:embedding_mean/total"].mean() < ENTROPY_BITS + 0.12
+    assert bits["exact:two_log_p/total"].mean() > ENTROPY_BITS + 1.0
+    exact = evaluation.tightest({k.split(":")[1]: float(v.mean()) for k, v in bits.items()
+                                 if k.startswith("exact:")})
+    assert exact["x0_logits"] == "embedding_mean"
+    assert exact["total"] == exact["by_x0_logits"]["embedding_mean"]["total"]
+    assert set(exact["by_x0_logits"]) == {"two_log_p", "embedding_mean"}
+    assert evaluation.tightest({"total": 3.0}) == {"total": 3.0}      # a single bound as is
+
+
+def test_bound_processes_are_both_parameterisations_for_gaussian_softmax_only():
+    gs = diffusion.make_process("gaussian_softmax", 20, x0_logits="two_log_p")
+    procs = evaluation.bound_processes(gs)
+    assert set(procs) == {"two_log_p", "embedding_mean"}
+    onehot, p_hat = jnp.eye(5)[:1], jnp.array([[0.6, 0.1, 0.1, 0.1, 0.1]])
+    t = jnp.array([5])
+    kls = {k: float(p.type.kl(onehot, None, p_hat, t)[0]) for k, p in procs.items()}
+    assert kls["two_log_p"] != pytest.approx(kls["embedding_mean"])
+    assert evaluation.bound_processes(diffusion.make_process("d3pm", 20)) is None

@@ -1,6 +1,6 @@
 """The SketchDNN targets and README block from a small results fixture (re-rendered
 byte-identical from a stored results.json)."""
-from lib.sketchdnn.report import render, targets
+from lib.sketchdnn.report import markdown, render, targets
 
 VALIDITY = {"dangling_fraction": 0.5, "closed_rate": 0.25}
 REFERENCE = {"fd": 1.5, "precision": 0.75, "recall": 0.8, "validity": VALIDITY,
@@ -28,7 +28,7 @@ EXPECTED = """\
 |---|---|
 | Gaussian-Softmax beats one-hot Gaussian and D3PM on FD | not run |
 | Gaussian-Softmax beats one-hot Gaussian and D3PM on the NLL bound | not run |
-| positional-encoding ablation does worse (FD and NLL) | **MET** |
+| positional-encoding ablation does worse (FD and NLL) | **MET** (one seed: not a ranking) |
 
 Metric encoder test accuracy 0.900; FD/precision/recall against 64 held-out sketches with 128 samples per model (50 of T = 100 reverse steps); NLL bound over the held-out set (± one standard error).
 
@@ -42,3 +42,16 @@ def test_render_of_a_fixture_is_the_expected_markdown():
     assert results["targets"]["pe_does_worse"]["met"] is True
     assert results["targets"]["fd_beats_baselines"] is None
     assert render(results, CONFIG) == EXPECTED
+
+
+def test_bounds_under_both_parameterisations_get_a_column_with_the_tighter_in_bold():
+    by = {"two_log_p": dict(NLL, total=2076.1, total_se=13.4),
+          "embedding_mean": dict(NLL, total=1037.25, total_se=8.8)}
+    gs = dict(RUN, nll=dict(by["embedding_mean"], x0_logits="embedding_mean", by_x0_logits=by))
+    results = dict(RESULTS, runs={"gaussian_softmax": gs, "d3pm": RUN})
+    text = markdown(dict(results, targets=targets(results)))
+    assert "| NLL bound, bits/sketch ↓ | by reverse x̂₀ logits (the tighter in bold) |" in text
+    assert ("| 1037.25 ± 8.80 | 2·log p̂ 2076.10 ± 13.40 / **Σ p̂·u 1037.25 ± 8.80** |"
+            in text)
+    assert "| D3PM labels | 1.5 | 0.75 | 0.8 | 1303.46 ± 12.00 | — | 1.00 /" in text
+    assert "the tighter of the bounds under the two reverse parameterisations" in text

@@ -55,3 +55,29 @@ def test_runs_on_different_data_or_a_single_seed_are_refused():
     r[1] = dict(r[1], reference=dict(REF, fd=3.0))
     with pytest.raises(ValueError, match="different held-out floors"):
         seeds.summarise(r)
+
+
+def test_positional_encoding_claim_and_the_bound_by_parameterisation():
+    res = _results((1.0, 2.0, 3.0), (10, 10, 10), (10, 10, 10))
+    for i, r in enumerate(res):
+        gs = r["runs"]["gaussian_softmax"]
+        gs["nll"] = {"total": 900 + i, "x0_logits": "embedding_mean",
+                     "by_x0_logits": {"two_log_p": {"total": 2000.0 + i},
+                                      "embedding_mean": {"total": 900.0 + i}}}
+        r["runs"]["gaussian_softmax_pe"] = _run(20.0 + i, 950 + i)   # FD worse, NLL worse
+    s = seeds.summarise(res)
+    assert s["gaussian_softmax"]["nll_two_log_p"][:2] == (2001.0, 1.0)
+    assert "nll_two_log_p" not in s["d3pm"]
+    assert seeds.claims(s)["pe"] == {"verdict": "MET", "fd": "worse", "nll": "worse"}
+    text = seeds.markdown(res, [0, 1, 2])
+    assert "| NLL bound, bits/sketch ↓ | by reverse x̂₀ logits: 2·log p̂ / Σ p̂·u |" in text
+    assert "| 901 ± 1 | 2e+03 ± 1 / 901 ± 1 |" in text
+    assert "| D3PM labels | 3 | 10 ± 0 | 0.5 ± 0 | 0.5 ± 0 | 1e+03 ± 0 | — |" in text
+    assert ("| positional-encoding ablation does worse (FD and NLL bound) | **MET** "
+            "(FD worse, NLL worse, against Gaussian-Softmax (SketchDNN) without it) |") in text
+    # PE's NLL within 2 seed std of Gaussian-Softmax's (901 ± 2 vs 901 ± 1): TIED
+    for i, r in enumerate(res):
+        r["runs"]["gaussian_softmax_pe"]["nll"] = {"total": 899.0 + 2 * i}
+    assert seeds.claims(seeds.summarise(res))["pe"]["verdict"] == "TIED"
+    assert seeds.claims(seeds.summarise(_results((1, 2, 3), (1, 2, 3), (1, 2, 3))))["pe"] == {
+        "verdict": "not run"}
