@@ -74,7 +74,7 @@ PAPERS = (
           "DML on latent features: coverage 91–99 %, |bias| ≤ 0.1 interval half-widths",
           "yes", "`official` variant: the official code's nuisance set-up",
           "Results (quick, measured here)",
-          "README.md#Official set-up (issue 34; complex design, n = 1000)"),
+          "README.md#Official set-up (complex design, n = 1000)"),
     Paper("multipdenet", "MultiPDENet (flagship)",
           "a PDE-embedded network on a coarse grid simulates flow faster than a classical "
           "solver at equal accuracy",
@@ -163,7 +163,7 @@ PAPERS = (
           "RMSE ≤ EpiGNN's at every horizon under EpiGNN's protocol",
           "yes", "the released code's protocol and EpiGNN's split",
           "Results (measured here)",
-          "README.md#EARTH vs EpiGNN under EpiGNN's protocol (`official`, issue 34)"),
+          "README.md#EARTH vs EpiGNN under EpiGNN's protocol (`official`)"),
     Paper("spurious_ridge", "Spurious correlations in high-dimensional ridge regression",
           "ridge's spurious correlation follows a deterministic equivalent; the loss-optimal "
           "λ lies where it increases",
@@ -179,7 +179,7 @@ PAPERS = (
           "components recovered better than NA²M/NB²M; ≥ 2× as stable; accuracy within 5 %",
           "yes", "`official`: the official code's budget and purification",
           "Results (quick, measured here)",
-          "README.md#Official protocol, purified components (issue 34 §4)"),
+          "README.md#Official protocol, purified components"),
     Paper("cl_similarity", "Similarities of embeddings in contrastive learning",
           "small batches over-separate negatives; a variance-reducing loss fixes it and "
           "improves small-batch accuracy",

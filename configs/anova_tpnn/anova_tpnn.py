@@ -16,7 +16,7 @@ Variants:
           epochs (OFFICIAL_EPOCHS passes of batch 512, capped at the training rows, so every
           set trains to the same number of passes), selection every 4 epochs, each replica
           its own minibatch order, 5 replicas per mode; stability and recovery judged on
-          purified components (issue 34 §4).
+          purified components.
   paper   the official code's scale for accelerators (not run here): K = 10, 10 replicas,
           20,000 steps of batch 2048 (capped at each training set), all 30 WDBC features,
           larger baselines, a 100-feature Madelon-style set with 2,600 rows.

@@ -8,7 +8,7 @@ Variants:
           5/10/25/100 % × 2 seeds trained at once (vmapped replicas); K = 10 modes on 24
           nodes; Heun field lines (6 steps); 500 AdamW steps (lr 1e-3) of batch 32; the
           README's numbers (about an hour on 2 shared CPU cores, much of it compilation).
-  official  issue 34 §3: quick's sets, models and optimiser, with 15 % of the training rows
+  official  quick's sets, models and optimiser, with 15 % of the training rows
           held out (stratified) and each replica's params selected at its best validation
           loss (checked every 50 steps), OFFICIAL_STEPS steps (long enough that the selected
           step falls before the end), 3 seeds per fraction. The

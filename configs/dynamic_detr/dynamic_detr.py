@@ -7,28 +7,28 @@ Variants:
   tiny    32×32 images, 2 levels, d = 8, 1+1 layers, 3 queries, batch 2, 2 + 1 steps; dense,
           top-k and dynamic at one budget, one ablation (tests; compiles dominate, the numbers
           mean nothing).
-  quick   32×32 images with 1–3 objects of 4 classes, 3 levels at strides 4/8/16
-          (N = 64 + 16 + 4 = 84 tokens), d = 48, 3 encoder + 3 decoder layers, 16 queries;
-          1,000 dense pre-training steps, then 60 fine-tuning steps per variant; budgets
-          0.25 / 0.5 and four ablations at 0.25 (about an hour on a shared 2-core CPU).
-          The README's first table (measured with the earlier holistic design,
-          `sparse.holistic = "kept"`); too short to judge the targets (dense AP 0.03).
+  quick   32×32 images with 1–3 objects of 4 classes, 3 levels at strides 4/8/16 (N = 64 +
+          16 + 4 = 84 tokens), d = 48, 3 encoder + 3 decoder layers, 16 queries; 1,000 dense
+          pre-training steps, then 60 fine-tuning steps per variant; budgets 0.25 / 0.5 and
+          four ablations at 0.25 (about an hour on a shared 2-core CPU). The README's first
+          table (measured with `sparse.holistic = "kept"`); too short to judge the targets
+          (dense AP 0.03).
   cpu_long  the CPU regime in which the targets are judged: quick's images and model, with
           dense pre-training 8× longer (8,000 steps, cosine from 10⁻³) and fine-tunes 5×
           longer (300 steps each, all from the one pre-trained checkpoint), the in-graph
           matcher (`loss.matcher = "jax"`, 25 % faster here than the scipy callback), all
-          five ablations, the earlier holistic design as one more row
-          (`sparse.compare_holistic_kept`), and 500 validation images. About 1.5 hours on the
-          shared 2-core CPU.
-  gpu     the run on a 7-minute H200 lease: 64×64 images with 1–8 objects of 6 classes,
-          3 levels (N = 256 + 64 + 16 = 336 tokens), d = 96, 3+3 layers, 30 queries, batch 32;
+          five ablations, the "kept" holistic design as one more row
+          (`sparse.compare_holistic_kept`), and 500 validation images. About 1.5 hours on
+          the shared 2-core CPU.
+  gpu     the run on a 7-minute H200 lease: 64×64 images with 1–8 objects of 6 classes, 3
+          levels (N = 256 + 64 + 16 = 336 tokens), d = 96, 3+3 layers, 30 queries, batch 32;
           a 340 s wall-clock budget (run.time_budget_s): 35 % to dense pre-training (at most
-          20,000 steps, constant learning rate after warm-up), the rest split evenly over the
-          12 fine-tunes (dense; top-k / focus / dynamic at 0.25 and 0.5; five ablations at
-          0.25; at most 4,000 steps each, at a 5× lower rate), each stopping at the step
-          its share runs out (compilation and evaluation included in the share). Since the
-          lease: the in-graph matcher and `run.precompile` (every fine-tune's step compiled
-          in a background thread during pre-training; not yet run on a GPU).
+          20,000 steps, constant learning rate after warm-up), the rest split evenly over
+          the 12 fine-tunes (dense; top-k / focus / dynamic at 0.25 and 0.5; five ablations
+          at 0.25; at most 4,000 steps each, at a 5× lower rate), each stopping at the step
+          its share runs out (compilation and evaluation included in the share). The
+          in-graph matcher and `run.precompile` (every fine-tune's step compiled in a
+          background thread during pre-training) are on; neither has run on a GPU.
   paper   COCO-scale shape for an accelerator (not run here): 512×512 rendered images
           standing in for COCO (swap in lib/detection/coco.py's loader), 4 levels, d = 256,
           6+6 layers, 300 queries, budgets 0.1–0.5.

@@ -14,7 +14,7 @@ Variants:
           baselines everywhere, the 3 ablations on simulated data; negative counts (the
           Australia-COVID file's reporting corrections) kept as published. About an hour on 2
           CPU cores shared with other jobs, most of it XLA compilation of the diffrax solves.
-  official  EARTH vs EpiGNN under EpiGNN's protocol (issue 34): US-Regions, Japan and
+  official  EARTH vs EpiGNN under EpiGNN's protocol: US-Regions, Japan and
           Australia-COVID; chronological 0.5 / 0.2 / 0.3 split with EpiGNN's int() row
           cuts, window 20, horizons 5 / 10 / 15, min-max per region on the training rows;
           EARTH, EpiGNN (lib/earth/epignn.py, the code's k = 8, hidA = 64, 2 GCN layers)

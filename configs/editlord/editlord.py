@@ -11,21 +11,18 @@ Variants:
   quick   all 164 HumanEval problems, up to 3 injected rules per pair, tests run on every
           pair; train / held-out split by clusters of near-duplicate problems
           (data.near_dup_threshold 0.8: shape-token similarity, lib/editlord/dedup.py);
-          offline rule learner with MiniLM similarity; up to 3000 extra training pairs
-          (2 per function) with the same injected rules in functions of the interpreter's
+          offline rule learner with MiniLM similarity; up to 3000 extra training pairs (2
+          per function) with the same injected rules in functions of the interpreter's
           standard library (data.corpus = "stdlib", read at run time; no tests, so training
-          only; the fourth attempt; the earlier ones had "none"); editor
-          2 layers x 96 (BPE) trained from scratch, 1200 steps of 8, answering with a line-addressed edit
-          script (editor.target_format = "edit_script"; "code" regenerates the whole
-          function, the first attempt: 400 steps), on the training pairs plus 4 copies of
-          each with its parameters and locals renamed (editor.rename_copies; the second
-          attempt had none: 600 steps), on identifier-abstract code (the function's own
-          names as f0 / v0 placeholders, the reply mapped back; editor.abstract_identifiers,
-          the fifth attempt; False is the fourth), in the two variants the targets compare
-          (source -> target and +spec+rules; `--config.editor.variants` adds the other two,
-          which a shared 2-core machine had no time for); evaluation on the
-          held-out problems, clean and under the three perturbations (minutes to an hour on
-          2 cores).
+          only); editor 2 layers x 96 (BPE) trained from scratch, 1200 steps of 8, answering
+          with a line-addressed edit script (editor.target_format = "edit_script"; "code"
+          regenerates the whole function), on the training pairs plus 4 copies of each with
+          its parameters and locals renamed (editor.rename_copies), on identifier-abstract
+          code (the function's own names as f0 / v0 placeholders, the reply mapped back;
+          editor.abstract_identifiers), in the two variants the targets compare (source ->
+          target and +spec+rules; `--config.editor.variants` adds the other two, which a
+          shared 2-core machine had no time for); evaluation on the held-out problems, clean
+          and under the three perturbations (minutes to an hour on 2 cores).
   paper   the paper's setting for accelerators and a served LM: rule learning by a served
           model (the paper uses GPT-4-class models) with the paper's prompts, prompting
           and iterative modes against it, a 0.3 B-parameter editor fine-tuned for 2 epochs

@@ -24,14 +24,14 @@ Variants:
           330 s for the whole process, 70 % of what is left to MaxEntDP and the rest to SAC
           (stops at a chunk boundary; results.json after every chunk). Run one environment
           per process: --config.envs="('hopper',)".
-  official  multi-goal (issue 35, section 2) with the official code's set-up where the issue
-          names it: 10,000 uniform random warm-up steps (official `start_training`), actions
-          clipped to [−1, 1] (`diffusion.bound = "clip"`, the official `clip_sampler`),
-          K = 128 QNE candidates (official 500), 50,000 steps, 3 vmapped seeds; the rest at
-          the quick scale ((64, 64) networks, batch 64, T = 10, 4 log-prob draws per level,
-          α = 10 for both agents) because the official (256, 256) / batch 256 / 50 × 20
-          log-prob draws do not fit 2 shared CPU cores. 2,500-step chunks (checkpointed, so
-          a run stopped by `run.time_budget_s` resumes).
+  official  multi-goal with the official code's set-up: 10,000 uniform random warm-up steps
+          (official `start_training`), actions clipped to [−1, 1] (`diffusion.bound =
+          "clip"`, the official `clip_sampler`), K = 128 QNE candidates (official 500),
+          50,000 steps, 3 vmapped seeds; the rest at the quick scale ((64, 64) networks,
+          batch 64, T = 10, 4 log-prob draws per level, α = 10 for both agents) because the
+          official (256, 256) / batch 256 / 50 × 20 log-prob draws do not fit 2 shared CPU
+          cores. 2,500-step chunks (checkpointed, so a run stopped by `run.time_budget_s`
+          resumes).
 The state-value backup of the critics' target is `agent.backup`: "policy" (soft policy
 evaluation with a' ~ π, the paper's) or "softmax" (soft Q-learning's α log ∫ exp(Q/α) da by
 `agent.backup_samples` uniform actions; README, "Multi-goal with the soft-max backup").

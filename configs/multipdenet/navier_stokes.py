@@ -9,7 +9,7 @@ Variants:
           trajectories. 32² rather than the paper's 64² keeps a run to minutes on 2 CPU
           cores; at 32² the flow is badly under-resolved, which is MultiPDENet's regime.
   paper   2048² -> 64² as in LI/TSM (20 saved time units); for accelerators.
-  front   the learned point of tools/bench/multipdenet_front.py (issue 33): 20 training
+  front   the learned point of tools/bench/multipdenet_front.py: 20 training
           trajectories on the attractor (256² -> 32², `front_train` data), ΔT and M as
           quick, batch 8, a window curriculum 2 -> 4 -> 8 macro steps, 1,200 steps.
   front_64  front at 64² (`front_train_64` data, 256² -> 64²), made cheap: the corrector
@@ -25,7 +25,7 @@ Variants:
   front_64_dt2_long  front_64_dt2 for 1,200 steps (its loss still fell at 600; its HCT fell).
   front_64_dt2_w8  front_64_dt2 with windows 1 -> 2 -> 4 -> 8 (0.45 time units, twice the
           longest window of front_64_dt2): longer training fitted the 4-ΔT window better and
-          lost long-horizon skill (NOTES.md), so the window is the lever tried next.
+          lost long-horizon skill (NOTES.md).
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """

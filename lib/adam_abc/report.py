@@ -1,6 +1,6 @@
 """Targets (met / missed) and the Markdown tables, from the experiment's results dict.
 
-Targets (issue 13): every run that meets the theorems' conditions has log-log slopes
+Targets: every run that meets the theorems' conditions has log-log slopes
 (of the time average and of the minimum of E‖∇f(θ_t)‖² against T) within ±tol of the
 theory's −1/2; Adam's slopes match SGD's within ±tol on the same setting; ε does not
 change the slope; every negative control shows the excluded failure (a rate slope above

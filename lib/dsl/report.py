@@ -1,6 +1,6 @@
 """Tables, targets and plots of a DSL run (from its results.json and metrics.jsonl files).
 
-Targets (issue 10):
+Targets:
   full_data: on every data set, DSL's mean test accuracy with 100 % of the training rows is
              at least the matched MLP's minus 1 point (0.01);
   low_data:  on most data sets (more than half) DSL is ahead of the MLP in the low-data

@@ -80,7 +80,7 @@ KEYS: dict[str, Key] = {
     "sparse.fine_levels": Key(1, Int(lo=0)),
     "sparse.temperature": Key(0.1, Float(lo=0.0, lo_open=True)),
     # holistic aggregation of the coarse levels: "context" (dropped tokens pooled into one
-    # context slot per level) or "kept" (the earlier design: spread over the kept tokens);
+    # context slot per level) or "kept" (spread over the kept tokens);
     # compare_holistic_kept adds a row with "kept" at ablation_budget
     "sparse.holistic": Key("context", Choice(HOLISTIC)),
     "sparse.compare_holistic_kept": Key(False, Bool()),

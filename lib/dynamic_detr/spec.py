@@ -10,7 +10,7 @@
               importance mass, re-scoring in every block, proximal aggregation at the
               fine levels, holistic at the coarse ones (`holistic="context"`: each coarse
               level's dropped tokens pooled into one context slot within the budget;
-              `"kept"`: the earlier design, spread over the level's kept tokens by feature
+              `"kept"`: each dropped token spread over the level's kept tokens by feature
               similarity), centre-distance regulariser.
 """
 from __future__ import annotations

@@ -41,7 +41,7 @@ def variants(config) -> list[Variant]:
     ablations = [Variant(f"dynamic_{a}_{s.ablation_budget:g}", "dynamic", s.ablation_budget, a,
                          make_spec("dynamic", s.ablation_budget, ablation=a, **kw),
                          a != "no_center_distance" and config.loss.cd > 0) for a in s.ablations]
-    if s.compare_holistic_kept:           # the earlier holistic design, as a design comparison
+    if s.compare_holistic_kept:           # the "kept" holistic design, as a design comparison
         ablations.append(Variant(f"dynamic_holistic_kept_{s.ablation_budget:g}", "dynamic",
                                  s.ablation_budget, "holistic_kept",
                                  make_spec("dynamic", s.ablation_budget, **{**kw, "holistic": "kept"}),

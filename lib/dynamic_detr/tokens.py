@@ -16,8 +16,8 @@ and return `K_out` (static) kept tokens, so they run under `jit`:
   nearest kept token of its level (Eq. D2); in mode `"context"` (holistic aggregation,
   Eq. D3) it maps (hard) to its level's context slot, one extra output slot per context
   level after the K_sel kept ones (K_out = K_sel + #context levels), which pools all the
-  level's dropped tokens across the whole map; in mode `"holistic"` (the earlier design,
-  kept as `sparse.holistic = "kept"`) it is spread (soft, rows summing to 1) over all kept
+  level's dropped tokens across the whole map; in mode `"holistic"`
+  (`sparse.holistic = "kept"`) it is spread (soft, rows summing to 1) over all kept
   tokens of its level by feature similarity (Eq. D3'); in mode `"drop"` its row is zero
   (discarded, as in Sparse DETR / Focus-DETR).
 * `aggregate` — size-weighted merge x' = Mᵀ(s⊙x) / Mᵀs, s' = Mᵀs (ToMe-style token

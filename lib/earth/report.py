@@ -41,7 +41,7 @@ def targets(results: dict, config) -> dict:
                        rows, [m for m in rows if m in baselines.BASELINES]),
                    "every_ablation_costs": _all_better(
                        rows, [m for m in rows if m in model_lib.VARIANTS])}
-        if "epignn" in rows:   # issue 34: EARTH at or below EpiGNN's RMSE at every horizon
+        if "epignn" in rows:   # EARTH at or below EpiGNN's RMSE at every horizon
             margins = rows["epignn"]["margins"].values()
             out[ds]["at_or_below_epignn"] = report.target(all(m >= 0 for m in margins),
                                                           min_margin=min(margins, default=None))
@@ -105,7 +105,7 @@ def model_trained(r: dict) -> bool:
 
 
 def epignn_table(results: dict) -> str:
-    """Issue 34's target per dataset: EARTH's mean test RMSE at or below EpiGNN's at every
+    """The EpiGNN target per dataset: EARTH's mean test RMSE at or below EpiGNN's at every
     horizon, with the margins and both seed spreads, and the selected epochs."""
     hs = [str(h) for h in results["horizons"]]
     lines = ["| dataset | EARTH RMSE ≤ EpiGNN at every horizon | EpiGNN − EARTH per horizon "

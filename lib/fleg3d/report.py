@@ -1,6 +1,6 @@
 """3D-FLEG's results tables and target checks (from results.json's dict).
 
-Targets (issue 22): in each protocol, 3D-FLEG's last-session accuracy and harmonic
+Targets: in each protocol, 3D-FLEG's last-session accuracy and harmonic
 accuracy beat every baseline (fine-tuning, NCM prototypes, text zero-shot, FILP-3D-like),
 and removing either module (extraction, embedding) costs last-session accuracy.
 """

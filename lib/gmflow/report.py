@@ -1,6 +1,6 @@
 """Targets, markdown tables and the README block (`render`) from a GMFlow run's results.json.
 
-Targets (issue 5):
+Targets:
   toy:    on the checkerboard, GMFlow K = 64 at 4 steps reaches SWD ≤ flow matching at 32
           steps, and beats flow matching at every NFE ≤ 8 (best solver of each family at each
           NFE; per-solver numbers are in the table).

@@ -12,7 +12,7 @@ from lib.common.report import cell, machine_text, target, verdict
 
 def targets(config, round0_rate: float, rounds: list[dict], curves: dict,
             rechecked: list[list]) -> dict:
-    """The three targets of issue 18: the last fine-tuned round beats round 0 on the
+    """The three targets: the last fine-tuned round beats round 0 on the
     held-out instances (gain > eval.target_gain, one-sided McNemar p < 0.05); Best@K rises
     with K and stays above Pass@1 by more than 2 subsampling sd of Pass@1; the grader
     agrees with the direct re-run on every recheck row. `curves`: {K (int): curve}."""

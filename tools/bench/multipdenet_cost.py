@@ -25,7 +25,7 @@ workdir or dataset is needed; only the config's metadata):
   `emulators.coarse_solver`, the dataset's CFL number: ceil(save_every·n/fine) steps per ΔT)
   on the same grids.
 
-Targets (brief of issue 33): the new Physics Block no slower than the spectral solver on the
+Targets: the new Physics Block no slower than the spectral solver on the
 same grid; the full model at most 3× the new Physics Block (per corrector frequency).
 Initial states: `navier_stokes.random_initial_state` (max speed 7) per trajectory. The
 old and new Physics Block rollouts are compared (max |difference| relative to max |u|).
