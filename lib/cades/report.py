@@ -1,4 +1,4 @@
-"""AUROC, per-family summaries, the issue's targets, markdown tables, the results-tool
+"""AUROC, per-family summaries, the targets, markdown tables, the results-tool
 `render` and the plots of a CADES run."""
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def _families(results: dict) -> dict:
 
 
 def targets(results: dict) -> dict:
-    """The issue's two targets, evaluated on what this run measured."""
+    """The two targets, evaluated on what this run measured."""
     t = {}
     fpr = results["parts"].get("fpr", {}).get("settings", {})
     if fpr:

@@ -87,7 +87,7 @@ def tables(results: dict) -> str:
 
 
 def targets(results: dict, config) -> dict:
-    """The issue's targets, met or missed, from the parts that ran: target records with the
+    """The targets, met or missed, from the parts that ran: target records with the
     numbers behind each (per-batch lists in the order of the runs)."""
     out = {}
     if "theory" in results:

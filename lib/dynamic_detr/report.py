@@ -20,7 +20,7 @@ def _find(rows, method, budget=None, ablation="none"):
 
 
 def targets(rows: list[dict], budgets: tuple[float, ...], ablations: tuple[str, ...] = ()) -> dict:
-    """The issue's three targets from the measured rows.
+    """The three targets from the measured rows.
 
     1. At every budget of `budgets`, AP(dynamic) >= AP(topk); a budget where one of the two
        was not measured is listed in "unmeasured" and the target is not met.

@@ -28,7 +28,7 @@ def _pass_discordance(b: dict, s: dict) -> tuple[int, int, bool]:
 
 
 def targets(r: dict) -> dict:
-    """The issue's targets, each a target record {"detail": str, "met": bool}."""
+    """The targets, each a target record {"detail": str, "met": bool}."""
     out = {}
     rec = r.get("rules", {}).get("recovery")
     if rec:

@@ -29,7 +29,7 @@ def rerank_vs_greedy(rows: dict) -> dict:
 
 
 def targets(results: dict) -> dict:
-    """The issue's three targets on arithmetic: PRM beats ORM and prompted judges in beam
+    """The three targets on arithmetic: PRM beats ORM and prompted judges in beam
     search; reranking with every better-than-chance judge beats greedy; both-order round
     robin cancels the simulated position bias. Empty without the arithmetic domain."""
     out = {}

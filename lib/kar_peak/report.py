@@ -23,7 +23,7 @@ def _cells(rows):
 
 
 def targets(results: dict, methods) -> dict:
-    """The issue's targets, each a target record {"value": ..., "met": bool} (absent parts are
+    """The targets, each a target record {"value": ..., "met": bool} (absent parts are
     skipped)."""
     out = {}
     base = baselines(methods)

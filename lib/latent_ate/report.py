@@ -55,7 +55,7 @@ def visibly_biased(s: dict) -> bool:
 
 
 def targets(results: dict, config) -> dict:
-    """The issue's targets per setting: the target estimators' coverage and bias, and
+    """The targets per setting: the target estimators' coverage and bias, and
     naive / raw-pixel DML visibly biased. Each entry {met: bool, ...numbers}."""
     lo, hi = (v / 100 for v in config.eval.target_coverage)
     frac = config.eval.target_bias_fraction

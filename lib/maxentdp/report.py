@@ -12,7 +12,7 @@ from lib.common.report import cell, machine_text, target, verdict
 
 
 def targets(runs: dict) -> dict:
-    """The issue's targets from the runs: multi-goal coverage and final returns."""
+    """The targets from the runs: multi-goal coverage and final returns."""
     out = {}
     mg_d, mg_s = runs.get("multigoal_maxentdp"), runs.get("multigoal_sac")
     if mg_d and mg_s and "multigoal" in mg_d and "multigoal" in mg_s:   # both analysed

@@ -163,7 +163,7 @@ def _third(ratio: float, **more) -> dict:
 
 
 def targets(results: dict, config) -> dict:
-    """The issue's targets from the parts that ran: C falls to ≤ 1/3 of its start on every
+    """The targets from the parts that ran: C falls to ≤ 1/3 of its start on every
     setting, at a rate not growing with |S|; more environments shrink the compatible set.
     Each is a target record with the numbers behind it; the counts beside them
     (num_non_markovian, random_iters_to_third) and `all_met` (every record met) stay plain

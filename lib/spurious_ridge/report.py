@@ -105,7 +105,7 @@ def _tradeoff(t: dict) -> dict:
 
 
 def targets(results: dict) -> dict:
-    """The issue's targets, met or missed, from the parts that ran: target records (the
+    """The targets, met or missed, from the parts that ran: target records (the
     deterministic equivalents within tolerance per setting, with the errors and whether the
     target applies there; the trade-off visible, with λ_L* and the λ of max C)."""
     out = {}
