@@ -55,10 +55,12 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from lib.common import config as config_lib, pinning, report, workdir as wd
+from lib.common import config as config_lib, paths as paths_lib, pinning, report, workdir as wd
 from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
 from lib.multipdenet import statistics as stats_lib
 from lib.multipdenet.runs import load_run
+from lib.pde import dataset as dataset_lib
+from lib.pde.data_config import spec_from_config
 
 flags.DEFINE_string("system", "navier_stokes", "navier_stokes or burgers (lib.multipdenet.front.SYSTEMS).")
 flags.DEFINE_enum("variant", "full", ["full", "tiny"], "full: the front; tiny: a smoke run.")
@@ -84,13 +86,15 @@ flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdene
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
 flags.DEFINE_string("baseline", None, "With --render: another front JSON (e.g. the CPU run) whose costs "
                     "are set beside --out's, point by point, in the .md.")
-flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS).")
+flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS); with --accuracy_only, "
+                  "only the statistics of the cached classical points and --workdir's runs (cached).")
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
                     "`<!-- results:front:begin/end -->` block (Burgers: front_burgers; "
                     "lib.common.report.splice).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
 DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3), "burgers": (1, 1.5, 2)}
+STATS_FRAMES, STATS_START = 10, 10.0   # front frames per stats frame; statistics after t = 10
 
 
 def truth_configs(system: str, tiny: bool, truth: str | None) -> list[str]:
@@ -303,42 +307,68 @@ def publish(result: dict, out: str) -> None:
 
 
 
-def stats_front(result: dict, out: str) -> dict:
-    """The statistics front of `result`'s points (their measured costs): long rollouts from
-    the `stats` truth's ICs, errors of their time-averaged spectra and vorticity PDFs after
-    the HCT horizon against the truth's; the front in spectrum error; each learned point
-    against it and the target (spectrum error ≤ ½ the front's at equal wall)."""
+def stats_front(result: dict | None, out: str) -> dict | None:
+    """The statistics front: long rollouts from the `stats` truth's ICs, errors of their
+    time-averaged spectra and vorticity PDFs after the HCT horizon against the truth's,
+    each point's cached under `--cache` (`stats_<family>_<n>_<steps>.json`, steps per front
+    frame; learned: `stats_<run>.json`). With `result` (the HCT front, for its points and
+    their measured costs): the front in spectrum error, each learned point against it and
+    the target (spectrum error ≤ ½ the front's at equal wall), written beside `out`.
+    Without: the points are the cached classical accuracies of the held-out truth and
+    `--workdir`'s runs; their statistics are cached and nothing is published."""
     meta, parts = load_truth(["configs/pde_data/navier_stokes.py:stats"], FLAGS.data_root)
     (path, test), = parts
-    ratio = meta["frame_dt"] / result["frame_dt"]
+    if result is None:
+        names = set()
+        for c in truth_configs("navier_stokes", False, FLAGS.truth):
+            held = dataset_lib.dataset_path(paths_lib.resolve(FLAGS.data_root), dataset_lib.dataset_metadata(
+                spec_from_config(config_lib.load_config(c))))
+            folder = os.path.join(FLAGS.cache, os.path.basename(held))
+            names |= set(os.listdir(folder)) if os.path.isdir(folder) else set()
+        points = [dict(zip(("family", "grid", "steps_per_frame"), (f, int(n), int(k))), name=name)
+                  for name in sorted(names) if not name.startswith("stats_")
+                  for f, n, k in [os.path.splitext(name)[0].rsplit("_", 2)]]
+        points += [{"name": w, "family": "learned", "workdir": w} for w in FLAGS.workdir]
+        frame_dt, horizon = meta["frame_dt"] / STATS_FRAMES, STATS_START
+    else:
+        points, frame_dt, horizon = result["points"], result["frame_dt"], result["horizon"]
+    ratio = meta["frame_dt"] / frame_dt
     if abs(ratio - round(ratio)) > 1e-6:
         raise ValueError(f"the stats truth's frame interval {meta['frame_dt']:.4g} is not a multiple "
-                         f"of the front's {result['frame_dt']:.4g}")
+                         f"of the front's {frame_dt:.4g}")
     length, n_frames = meta["length"], test.shape[1] - 1
-    start = int(round(result["horizon"] / meta["frame_dt"]))   # statistics after the HCT horizon
+    start = int(round(horizon / meta["frame_dt"]))   # statistics after the HCT horizon
     truth_spec, truth_pdf = 0.0, 0.0
     for i in range(start + 1, n_frames + 1):
         e, h = stats_lib.frame_statistics(test[:, i], length)
         truth_spec, truth_pdf = truth_spec + e / len(test), truth_pdf + h
     truth_spec = truth_spec / (n_frames - start)
-    rows = []
-    for p in result["points"]:
+    rows, folder = [], os.path.join(FLAGS.cache, os.path.basename(path))
+    for p in points:
         if p["family"] == "dns":
             continue
-        if p["family"] == "learned":
-            fn, params, n, _, _ = learned(p["workdir"], meta, FLAGS.data_root)
-        else:
-            fn, params = classical.build(meta, p["family"], p["grid"], p["steps_per_frame"] * round(ratio))
-            n = p["grid"]
+        learned_point = p["family"] == "learned"
+        file = os.path.join(folder, f"stats_{os.path.basename(os.path.normpath(p['workdir']))}.json"
+                            if learned_point else f"stats_{p['family']}_{p['grid']}_{p['steps_per_frame']}.json")
         t0 = time.perf_counter()
-        st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length)
-        row = {"name": p["name"], "family": p["family"], "grid": n, "cost": p["cost"],
+        if not os.path.exists(file):
+            if learned_point:
+                fn, params, n, _, _ = learned(p["workdir"], meta, FLAGS.data_root)
+            else:
+                fn, params = classical.build(meta, p["family"], p["grid"], p["steps_per_frame"] * round(ratio))
+                n = p["grid"]
+            st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length)
+            wd.write_json_atomic(file, dict(st, grid=n))
+        st = wd.read_json(file)
+        row = {"name": p["name"], "family": p["family"], "grid": st["grid"], "cost": p.get("cost"),
                "spectrum_error": stats_lib.spectrum_error(st["spectrum"], truth_spec),
                "pdf_distance": stats_lib.pdf_distance(st["pdf"], truth_pdf), "nonfinite": st["nonfinite"],
                "spectrum": st["spectrum"][:stats_lib.K_HI + 1]}
         print(f"{p['name']}: spectrum error {row['spectrum_error']:.3g}, PDF L1 {row['pdf_distance']:.3g} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
         rows.append(row)
+    if result is None:
+        return None
     scored = [dict(r, score=-math.log(r["spectrum_error"])) for r in rows
               if r["family"] != "learned" and math.isfinite(r["spectrum_error"])]
     fr = front.pareto(scored, "score")
@@ -421,6 +451,8 @@ def main(_):
         if FLAGS.stats:
             publish_stats(wd.read_json(stats_path(out)), out)
         return
+    if FLAGS.stats and FLAGS.accuracy_only:
+        return stats_front(None, out)
     if FLAGS.stats:
         return publish_stats(stats_front(wd.read_json(out), out), out)
     for family, _, _ in families:
