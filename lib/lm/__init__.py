@@ -8,7 +8,6 @@
     client.py      `LanguageModel` interface + OpenAI-compatible client (retries, cache, ...)
     local.py       `LocalLM`: a workspace checkpoint behind the same interface
     server.py      OpenAI-compatible HTTP server (tools/serve_lm.py)
-    sandbox.py     limited, network-less execution in a temp copy; pytest status maps
     minilm.py      all-MiniLM-L6-v2 sentence embeddings in Flax
     tasks.py       synthetic step-by-step addition
 """

@@ -17,7 +17,7 @@ The loop (`run_episode`):
               the policy raises                            -> exit "error"
     prediction = `git diff` of the workspace against base_commit (new files included).
 
-Bash runs through `lib.lm.sandbox.run_in_copy` (limits, no network) on a copy of the
+Bash runs through `lib.sandbox.run_in_copy` (limits, no network) on a copy of the
 workspace (its .git included, so git works inside); the copy's work-tree files then
 replace the workspace's, so edits made by commands persist across turns. The copy's .git
 never comes back (git state made inside -- index, commits, config, hooks -- lasts one
@@ -40,7 +40,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import runtime, treefs
 
 MAX_EDIT_BYTES = 1 << 20      # the editor reads and writes files up to this size

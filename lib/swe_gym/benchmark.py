@@ -11,7 +11,7 @@ import os
 
 from absl import logging
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import generate, grader, instances, repos, runtime
 
 

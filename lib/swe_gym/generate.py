@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import grader, mutations, repos, runtime, templates
 
 

@@ -13,8 +13,8 @@ Procedure (SWE-bench's evaluation, on a local checkout instead of a docker image
      anywhere, the test patch's files and the files run) is restored to its base-commit
      content or removed, the rest of the patch stays -- then `test_patch` is applied;
   4. run pytest on the test files named by the test patch and by FAIL_TO_PASS /
-     PASS_TO_PASS, in the lib/lm sandbox; the status map comes from the result file
-     that lib.lm.sandbox.run_pytest's own plugin writes, never from pytest's output;
+     PASS_TO_PASS, in the sandbox (lib/sandbox.py); the status map comes from the result file
+     that lib.sandbox.run_pytest's own plugin writes, never from pytest's output;
   5. the rules (`resolution`):
        F2P test succeeds  iff its status is PASSED or XFAIL (FAILED, ERROR, SKIPPED or
                           absent from the log count as failed: a skipped F2P test fails);
@@ -31,7 +31,7 @@ import hashlib
 import json
 import time
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import instances as inst_lib
 from lib.swe_gym import runtime
 

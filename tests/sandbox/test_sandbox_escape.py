@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from lib.lm import sandbox as sb
+from lib import sandbox as sb
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAST = sb.Limits(wall_s=30, cpu_s=20, memory_mb=1024)
@@ -147,7 +147,7 @@ def test_forking_past_the_process_limit_fails():
 OTHER_CALLER = """
 import sys
 sys.path.insert(0, {repo!r})
-from lib.lm import sandbox as sb
+from lib import sandbox as sb
 if {no_cgroup}:
     sb._cgroup_parent = lambda controller: None
 limits = sb.Limits(wall_s=30, cpu_s=20, memory_mb=1024, processes=12)

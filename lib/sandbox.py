@@ -146,7 +146,7 @@ class RunResult:
         return signal.Signals(-self.returncode).name if self.returncode < 0 else None
 
 
-_GUARD = """"\""Installed by lib/lm/sandbox.py: internet sockets may not connect."\""
+_GUARD = """"\""Installed by lib/sandbox.py: internet sockets may not connect."\""
 import socket as _s
 _FAMILIES = {_s.AF_INET, getattr(_s, "AF_INET6", _s.AF_INET)}
 def _deny(*a, **k):
@@ -329,7 +329,7 @@ def _cgroup_parent(controller: str) -> str | None:
             continue
         candidates += [os.path.join(m[1], p.lstrip("/")) for p in paths] + [m[1]]
     for parent in dict.fromkeys(candidates):
-        probe = os.path.join(parent, f"lm_sandbox_probe_{uuid.uuid4().hex[:12]}")
+        probe = os.path.join(parent, f"sandbox_probe_{uuid.uuid4().hex[:12]}")
         try:
             os.mkdir(probe)
         except OSError:
@@ -362,7 +362,7 @@ def _make_cgroups(limits: Limits) -> list[str]:
             parent = _cgroup_parent(controller)
             if parent is None or (made and os.path.dirname(made[-1]) == parent):
                 continue           # v2: one cgroup holds both controllers
-            path = os.path.join(parent, f"lm_sandbox_{uuid.uuid4().hex}")
+            path = os.path.join(parent, f"sandbox_{uuid.uuid4().hex}")
             os.mkdir(path)
             made.append(path)
         mem = str(int(limits.memory_mb) * 2 ** 20)
@@ -468,7 +468,7 @@ _ENTER = r'''
 import json, os, sys
 cfg = json.loads(sys.argv[1])
 def fail(msg):
-    os.write(2, ("lm_sandbox: " + msg + "\n").encode())
+    os.write(2, ("lib/sandbox: " + msg + "\n").encode())
     os._exit(125)
 for cg in cfg["cgroups"]:
     try:
@@ -544,7 +544,7 @@ if pid == 0:
         os.chdir(os.path.join(root, "work"))
         os.execvp(cmd[0], cmd)
     except BaseException as e:
-        os.write(2, f"lm_sandbox: cannot run {cmd[0]!r}: {e}\n".encode())
+        os.write(2, f"lib/sandbox: cannot run {cmd[0]!r}: {e}\n".encode())
     os._exit(127)
 deadline, status, timed_out = time.monotonic() + cfg["wall"], None, False
 while status is None:
@@ -692,7 +692,7 @@ def _run_bwrap(src_dir: str | None, cmd: Sequence[str], limits: Limits, network:
     exe = shutil.which("bwrap")
     if exe is None:
         raise SandboxError(f"bubblewrap (`bwrap`) is not on PATH: {INSTALL_HINT}")
-    root = tempfile.mkdtemp(prefix="lm_sandbox_")
+    root = tempfile.mkdtemp(prefix="sandbox_")
     as_root = os.geteuid() == 0
     cgroups: list[str] = []
     fds: dict[str, int] = {}
@@ -780,7 +780,7 @@ def _run_bwrap(src_dir: str | None, cmd: Sequence[str], limits: Limits, network:
             so = f.read()
         with open(err_path, "rb") as f:
             se = f.read()
-        if proc.returncode == 125 and b"lm_sandbox: " in se:
+        if proc.returncode == 125 and b"lib/sandbox: " in se:
             raise SandboxError(f"could not start the sandbox: "
                                f"{se.decode(errors='replace').strip()[-300:]}")
         result = os.fdopen(fds.pop("result"), "rb")
@@ -905,7 +905,7 @@ def run_in_copy(src_dir: str | None, cmd: Sequence[str], *, limits: Limits = Lim
     mode = _choose_isolation(network, isolation)
     if mode == "bwrap":
         return _run_bwrap(src_dir, cmd, limits, network, env or {}, files, keep)
-    root = tempfile.mkdtemp(prefix="lm_sandbox_")
+    root = tempfile.mkdtemp(prefix="sandbox_")
     try:
         work = os.path.join(root, "work")
         if src_dir is None:
