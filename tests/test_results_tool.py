@@ -8,16 +8,10 @@ import sys
 
 import pytest
 
+from tests.lm.test_lm_report import CONFIG as LM_CONFIG, RESULTS as LM_RESULTS
 from tools import results as tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LM_RESULTS = {"num_params": 1000, "step": 20, "train_wall_s": 3.0, "final_loss": 0.5,
-              "model": {"num_layers": 1, "d_model": 8, "num_heads": 2},
-              "eval": {"exact_match": 0.96, "num_correct": 24, "num_eval": 25,
-                       "target_exact_match": 0.95, "target_met": True, "wrong_examples": []},
-              "machine": "x86_64, 2 CPU cores", "wall_s": 4.0}
-LM_CONFIG = {"tag": "tiny", "task": {"digits": 2, "num_train": 100},
-             "train": {"batch_size": 8}}
 
 
 def _run(cwd, *args):
