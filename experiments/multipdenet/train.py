@@ -5,9 +5,12 @@ notebooks); `main.py` only parses flags. Data flow:
 
     config -> validate -> dataset (generated under data_root if not cached; lib/pde)
       -> emulator (MultiPDENet | FNO | UNet | classical solver on the coarse grid)
-      -> lib.common.train_loop (BPTT over windows of `train.window` macro steps)
-      -> rollouts of the test trajectories -> RMSE, MAE, MNAD, HCT, correlation(t)
-      -> workdir: results.json, plots/*.png
+      -> lib.common.train_loop (BPTT over windows of `train.window` macro steps; a
+         validation rollout error every `train.checkpoint_every` steps)
+      -> rollouts of the test trajectories -> RMSE, MAE, MNAD, HCT, correlation(t), for the
+         model and, beside a learned model, the classical solver on the same coarse grid
+      -> workdir: results.json, plots/*.png; the last line printed names them and the
+         headline numbers
 
 The pieces live in lib/multipdenet: `config_schema` (keys, defaults, rules), `training`
 (emulator, optimiser, task), `evaluation` (rollouts, scores, plots), `runs` (`load_run`).
@@ -23,13 +26,15 @@ from absl import logging
 from lib.common import config as config_lib, mesh as mesh_lib, train_loop, workdir as wd
 from lib.multipdenet import data as data_lib, emulators
 from lib.multipdenet.config_schema import ADDED_KEYS, RENAMED_KEYS, validate
-from lib.multipdenet.evaluation import evaluate, write_plots
+from lib.multipdenet.evaluation import (evaluate, evaluate_classical, headline, validation,
+                                        write_plots)
 from lib.multipdenet.training import build_emulator, make_task
 
 
 def train_and_evaluate(config, workdir: str) -> dict:
-    """Run the experiment in `workdir`; returns the results dict (`guards.Preempted` on
-    SIGTERM: nothing is written, the same command resumes)."""
+    """Run the experiment in `workdir`; returns the results dict, whose "baselines" holds
+    the classical solver's scores when the model is learned (`guards.Preempted` on SIGTERM:
+    nothing is written, the same command resumes)."""
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
@@ -49,7 +54,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     if emulator.trainable:
         task = make_task(config, emulator, data["train"])
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                                  workdir=workdir, mesh=mesh)
+                                  workdir=workdir, mesh=mesh,
+                                  validation=validation(config, emulator, data["train"]))
         params = result.state["params"]
         resumed_from = result.resumed_from
     else:
@@ -65,6 +71,9 @@ def train_and_evaluate(config, workdir: str) -> dict:
         train_wall_s=train_s, resumed_from=resumed_from,
         n_params=emulators.count_params(params), device=jax.devices()[0].device_kind,
         n_devices=jax.device_count())
+    if config.model.name != "coarse_solver":
+        classical, _ = evaluate_classical(config, data["test"], metadata)
+        results["baselines"] = {"coarse_solver": classical}
     if primary:
         if config.eval.plots:
             results["plots"] = write_plots(workdir, config, metadata, data["test"], pred, results)
@@ -72,4 +81,6 @@ def train_and_evaluate(config, workdir: str) -> dict:
     logging.info("%s: RMSE %.4g, MAE %.4g, MNAD %.4g, HCT %.4g ± %.3g (horizon %.4g)", config.tag,
                  results["rmse"][0], results["mae"][0], results["mnad"][0], results["hct"][0],
                  results["hct"][1], results["horizon"])
+    if primary:
+        print(headline(results, workdir, plots=config.eval.plots), flush=True)
     return results

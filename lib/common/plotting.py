@@ -50,12 +50,21 @@ def smooth(y: Sequence[float], window: int | None = None) -> np.ndarray:
 
 
 def loss_curve(path: str, steps: Sequence[float], values: Sequence[float], *, ylabel: str,
-               title: str = "", logy: bool = True) -> str:
-    """Training loss: the logged values faint, their moving median (`smooth`) bold."""
+               title: str = "", logy: bool = True,
+               points: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+               window: int | None = None) -> str:
+    """Training loss: the logged values faint, their moving median over `window` points
+    (`smooth`) bold, and `points` = {label: (steps, values)} (e.g. a validation error) as
+    joined markers."""
     fig, ax = plt.subplots(figsize=(6, 4))
     steps, values = np.asarray(steps), np.asarray(values, np.float64)
     ax.plot(steps, values, color="C0", alpha=0.25, linewidth=0.8, label="logged")
-    ax.plot(steps, smooth(values), color="C0", linewidth=2.0, label="moving median")
+    ax.plot(steps, smooth(values, window), color="C0", linewidth=2.0,
+            label="moving median" + (f" ({window} rows)" if window else ""))
+    for i, (label, (x, y)) in enumerate((points or {}).items()):
+        ax.plot(np.asarray(x), np.asarray(y, np.float64), color=f"C{i + 1}", marker="o",
+                markersize=4, linewidth=1.2, label=label)
+        values = np.concatenate([values, np.asarray(y, np.float64)])
     if logy and np.all(values > 0):
         ax.set_yscale("log")
     ax.set(xlabel="step", ylabel=ylabel, title=title)

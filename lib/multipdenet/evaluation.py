@@ -1,8 +1,11 @@
 """Evaluation of a trained emulator on the test trajectories: rollouts, scores, plots.
 
 `evaluate` rolls every test trajectory out from its first frame for `eval.n_steps` macro
-steps and scores it against the stored frames (`lib.multipdenet.metrics`); `write_plots`
-draws the snapshots, the correlation curve and the training loss into `<workdir>/plots/`.
+steps and scores it against the stored frames (`lib.multipdenet.metrics`);
+`evaluate_classical` does the same for the dataset's classical solver on the same coarse
+grid, the reference a learned model must beat. `validation` is the error tracked during
+training, `write_plots` draws the snapshots, every model's correlation curve and the training
+loss into `<workdir>/plots/`, and `headline` is the run's one-line summary.
 """
 from __future__ import annotations
 
@@ -14,9 +17,15 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
-from lib.common import metrics as metrics_lib, plotting, workdir as wd
-from lib.multipdenet import metrics as mpn_metrics
+from lib.common import config as config_lib, metrics as metrics_lib, plotting, train_loop
+from lib.common import workdir as wd
+from lib.multipdenet import data as data_lib, metrics as mpn_metrics
+from lib.multipdenet.training import build_emulator, window_loss
 from lib.pde import navier_stokes
+
+NAMES = {"multipdenet": "MultiPDENet", "fno": "FNO", "unet": "UNet",
+         "coarse_solver": "classical solver"}
+VALIDATION_METRIC = "rollout_mse"
 
 
 def rollout_test(emulator, params, test: np.ndarray, n_steps: int, batch: int) -> np.ndarray:
@@ -52,7 +61,37 @@ def evaluate(config, emulator, params, test: np.ndarray, metadata: dict) -> tupl
     out["horizon"] = n_steps * metadata["frame_dt"]
     out["rollout_wall_s_incl_compile"] = rollout_s
     out["nonfinite_step"] = bad
+    finite = np.isfinite(pred.reshape(len(pred), -1)).all(axis=1)
+    out["n_trajectories"], out["n_diverged"] = len(finite), int((~finite).sum())
+    if finite.any():  # RMSE over the trajectories that stayed finite (all of them: = "rmse")
+        mean, std = mpn_metrics.evaluate_rollouts(
+            jnp.asarray(pred[finite]), jnp.asarray(truth[finite]), metadata["frame_dt"])["rmse"]
+        out["rmse_finite"] = [float(mean), float(std)]
+    else:
+        out["rmse_finite"] = None
     return out, pred
+
+
+def evaluate_classical(config, test: np.ndarray, metadata: dict) -> tuple[dict, np.ndarray]:
+    """`evaluate` of the dataset's classical solver on the model's coarse grid
+    (`model.name = coarse_solver`, with `baseline.solver_steps_per_frame`)."""
+    config = config_lib.apply_overrides(config, {"model.name": "coarse_solver"})
+    return evaluate(config, build_emulator(config, metadata), {}, test, metadata)
+
+
+def validation(config, emulator, train_data: np.ndarray) -> train_loop.Validation:
+    """The error `train_loop.train` records every `train.checkpoint_every` steps (and at
+    step 0) as `val_rollout_mse`: the MSE of rollouts over `4 × train.window` macro steps
+    (at most the trajectories' length) from `eval.batch_size` fixed windows of the training
+    trajectories, a batch no training step draws. Not held out: it tracks learning on a
+    fixed batch, longer than the windows trained on; the test set stays unseen."""
+    window = validation_window(config, train_data.shape[1])
+    batch = data_lib.window_batch(train_data, config.train.num_steps, config.train.seed,
+                                  config.eval.batch_size, window)
+    loss = jax.jit(lambda params, b: window_loss(emulator, params, b, window))
+    return train_loop.Validation(
+        evaluate=lambda state: {VALIDATION_METRIC: loss(state["params"], batch)},
+        every=config.train.checkpoint_every, metric=VALIDATION_METRIC)
 
 
 def _display_field(frames: np.ndarray, metadata: dict) -> tuple[np.ndarray, str]:
@@ -66,8 +105,13 @@ def _display_field(frames: np.ndarray, metadata: dict) -> tuple[np.ndarray, str]
 
 def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np.ndarray,
                 results: dict) -> list[str]:
+    """snapshots.png (test trajectory 0), correlation.png (the model and each entry of
+    `results["baselines"]`, with the HCT threshold) and, when the workdir has training
+    metrics, train_loss.png (the loss, its moving median and the validation error)."""
     plots = os.path.join(workdir, wd.PLOTS)
-    name = f"{config.model.name} on {metadata['pde']}"
+    model = NAMES.get(config.model.name, config.model.name)
+    grid = "×".join([str(metadata["coarse_grid"])] * (1 if metadata["pde"] == "kdv" else 2))
+    name = f"{model} on {metadata['pde']}"
     n = pred.shape[1]
     idx = np.unique(np.linspace(0, n - 1, config.eval.n_snapshots).astype(int))
     truth, label = _display_field(test[0, 1:][idx], metadata)
@@ -78,7 +122,7 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
         paths.append(plotting.field_grid(
             os.path.join(plots, "snapshots.png"), [list(truth), list(guess), list(guess - truth)],
             row_titles=["truth", "prediction", "error"], col_titles=times,
-            title=f"{name}: {label}, test trajectory 0"))
+            title=f"{name} ({grid}): {label}, test trajectory 0"))
     else:  # 1-D: curves at the snapshot times
         x = np.arange(truth.shape[-1]) * metadata["length"] / truth.shape[-1]
         series = {}
@@ -87,15 +131,62 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
             series[f"pred {t}"] = (x, guess[j])
         paths.append(plotting.line_plot(os.path.join(plots, "snapshots.png"), series, xlabel="x",
                                         ylabel=label, title=f"{name}: test trajectory 0"))
-    t = (np.arange(len(results["correlation_mean"])) + 1) * metadata["frame_dt"]
+    curves = {}
+    for key, r in {config.model.name: results, **results.get("baselines", {})}.items():
+        t = (np.arange(len(r["correlation_mean"])) + 1) * metadata["frame_dt"]
+        curves[f"{NAMES.get(key, key)}: HCT {hct_text(r)}"] = (
+            t, r["correlation_mean"], r["correlation_std"])
     paths.append(plotting.correlation_curves(
-        os.path.join(plots, "correlation.png"),
-        {name: (t, results["correlation_mean"], results["correlation_std"])}, highlight=name,
-        threshold=config.eval.hct_threshold, ylabel="Pearson correlation (mean ± std over test)",
-        title=f"{name}: HCT = {results['hct'][0]:.3g} ± {results['hct'][1]:.2g}"))
+        os.path.join(plots, "correlation.png"), curves, highlight=next(iter(curves)),
+        threshold=config.eval.hct_threshold,
+        ylabel=f"Pearson correlation (mean ± std over {len(test)} test ICs)",
+        title=f"{metadata['pde']} on {grid}: correlation with the truth"))
     rows = metrics_lib.read_metrics(workdir)
-    if rows:
+    loss = [r for r in rows if "loss" in r]
+    val = [r for r in rows if f"val_{VALIDATION_METRIC}" in r]
+    if loss:
+        label = (f"validation: {validation_window(config, metadata['n_frames'])}-step rollout "
+                 "MSE, fixed training batch")
+        points = {label: ([r["step"] for r in val],
+                          [r[f"val_{VALIDATION_METRIC}"] for r in val])} if val else {}
         paths.append(plotting.loss_curve(
-            os.path.join(plots, "train_loss.png"), [r["step"] for r in rows],
-            [r["loss"] for r in rows], ylabel="window MSE", title=f"{name}: training"))
+            os.path.join(plots, "train_loss.png"), [r["step"] for r in loss],
+            [r["loss"] for r in loss], points=points, window=max(3, len(loss) // 4 | 1),
+            ylabel=f"MSE ({config.train.window}-step window; log scale)",
+            title=f"{name} ({grid}): training"))
     return paths
+
+
+def validation_window(config, n_frames: int) -> int:
+    """Macro steps of a `validation` rollout, for trajectories of `n_frames` frames."""
+    return min(4 * config.train.window, n_frames - 1)
+
+
+def hct_text(r: dict) -> str:
+    """"1.84 ± 0.47", or "≥ 2 (capped at the horizon)" when every trajectory stayed above
+    the threshold to the horizon (the metric is then a lower bound)."""
+    mean, std = r["hct"]
+    if mean >= r["horizon"] * (1 - 1e-6):
+        return f"≥ {r['horizon']:.3g} (capped at the horizon)"
+    return f"{mean:.3g} ± {std:.2g}"
+
+
+def rmse_text(r: dict) -> str:
+    """"0.0093 ± 0.0018", over the finite trajectories when some diverged (says how many)."""
+    if not r["n_diverged"]:
+        return f"{r['rmse'][0]:.3g} ± {r['rmse'][1]:.2g}"
+    if r["rmse_finite"] is None:
+        return "diverged on every test IC"
+    return (f"{r['rmse_finite'][0]:.3g} ± {r['rmse_finite'][1]:.2g} over the ICs that stayed "
+            f"finite ({r['n_diverged']} of {r['n_trajectories']} diverged)")
+
+
+def headline(results: dict, workdir: str, plots: bool = True) -> str:
+    """The run's last line: where results.json and the plots are, then RMSE and HCT of
+    the model and of each baseline in `results["baselines"]`."""
+    models = {results["model"]: results, **results.get("baselines", {})}
+    rmse = ", ".join(f"{NAMES.get(k, k)} {rmse_text(r)}" for k, r in models.items())
+    hct = ", ".join(f"{NAMES.get(k, k)} {hct_text(r)}" for k, r in models.items())
+    where = os.path.join(workdir, wd.PLOTS) if plots else "none (eval.plots = False)"
+    return (f"results: {os.path.join(workdir, wd.RESULTS)} | plots: {where} | "
+            f"RMSE over t ≤ {results['horizon']:.3g}: {rmse} | HCT: {hct}")

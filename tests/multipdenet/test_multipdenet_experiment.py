@@ -9,7 +9,7 @@ import pytest
 
 from experiments.multipdenet import train
 from lib.common import config as config_lib
-from lib.multipdenet import data as data_lib, emulators
+from lib.multipdenet import data as data_lib, emulators, evaluation, metrics as mpn_metrics
 from lib.multipdenet.runs import evaluate_transfer
 from lib.multipdenet.training import window_loss
 from tests import experiment_runs
@@ -44,13 +44,37 @@ def test_tiny_run_writes_results_and_plots(tiny_run):
     for name in ("snapshots.png", "correlation.png", "train_loss.png"):
         assert os.path.getsize(os.path.join(workdir, "plots", name)) > 1000
     assert os.path.isdir(os.path.join(workdir, "checkpoints", "4"))
+    # the validation error at step 0 and every train.checkpoint_every (2) steps
+    rows = [r for r in map(json.loads, open(os.path.join(workdir, "metrics.jsonl")))
+            if "val_rollout_mse" in r]
+    assert [r["step"] for r in rows] == [0, 2, 4] and all(r["val_rollout_mse"] > 0 for r in rows)
 
 
-def test_rerun_resumes_and_reproduces(tiny_run, data_root):
+def test_classical_baseline_is_a_direct_rollout_of_the_coarse_solver(tiny_run, data_root):
+    _, results = tiny_run
+    data = data_lib.load_or_generate(_config(data_root).dataset, data_root)
+    test, n = data["test"], results["eval_steps"]
+    solver = emulators.coarse_solver(data["metadata"])
+    pred = jnp.swapaxes(solver.rollout({}, jnp.asarray(test[:, 0]), n), 0, 1)
+    direct = mpn_metrics.evaluate_rollouts(pred, jnp.asarray(test[:, 1:n + 1]),
+                                           data["metadata"]["frame_dt"])
+    base = results["baselines"]["coarse_solver"]
+    for key in ("rmse", "hct"):
+        np.testing.assert_allclose(base[key], [float(v) for v in direct[key]], rtol=1e-5)
+    np.testing.assert_allclose(base["correlation_mean"], direct["correlation"][0], rtol=1e-5)
+    assert base["eval_steps"] == n and base["n_diverged"] == 0
+    assert base["rmse"] != results["rmse"]                   # not the model's own rollout
+
+
+def test_rerun_resumes_and_reproduces_and_prints_the_headline_last(tiny_run, data_root, capsys):
     workdir, first = tiny_run
     again = train.train_and_evaluate(_config(data_root), workdir)
     assert again["resumed_from"] == 4
     assert again["rmse"] == first["rmse"] and again["hct"] == first["hct"]
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == evaluation.headline(again, workdir)
+    assert last.startswith(f"results: {workdir}/results.json | plots: {workdir}/plots | ")
+    assert "MultiPDENet" in last and "classical solver" in last
 
 
 def test_one_train_step_lowers_the_loss_on_a_fixed_batch(data_root):
