@@ -61,14 +61,13 @@ def evaluate(config, emulator, params, test: np.ndarray, metadata: dict) -> tupl
     out["horizon"] = n_steps * metadata["frame_dt"]
     out["rollout_wall_s_incl_compile"] = rollout_s
     out["nonfinite_step"] = bad
+    per_ic = np.asarray(jax.vmap(mpn_metrics.rmse)(jnp.asarray(pred), jnp.asarray(truth)))
     finite = np.isfinite(pred.reshape(len(pred), -1)).all(axis=1)
+    out["rmse_per_ic"] = per_ic.tolist()
     out["n_trajectories"], out["n_diverged"] = len(finite), int((~finite).sum())
-    if finite.any():  # RMSE over the trajectories that stayed finite (all of them: = "rmse")
-        mean, std = mpn_metrics.evaluate_rollouts(
-            jnp.asarray(pred[finite]), jnp.asarray(truth[finite]), metadata["frame_dt"])["rmse"]
-        out["rmse_finite"] = [float(mean), float(std)]
-    else:
-        out["rmse_finite"] = None
+    # over the trajectories that stayed finite (all of them: the same as "rmse")
+    out["rmse_finite"] = ([float(np.mean(per_ic[finite])), float(np.std(per_ic[finite]))]
+                          if finite.any() else None)
     return out, pred
 
 
@@ -171,21 +170,29 @@ def hct_text(r: dict) -> str:
     return f"{mean:.3g} ± {std:.2g}"
 
 
-def rmse_text(r: dict) -> str:
-    """"0.0093 ± 0.0018", over the finite trajectories when some diverged (says how many)."""
+def rmse_text(r: dict, model: dict | None = None, name: str = "") -> str:
+    """"0.0093 ± 0.0018"; when some trajectories diverged, over the others, saying how many
+    and, given the `model`'s results (called `name`), the model's RMSE on the same ones."""
     if not r["n_diverged"]:
         return f"{r['rmse'][0]:.3g} ± {r['rmse'][1]:.2g}"
     if r["rmse_finite"] is None:
         return "diverged on every test IC"
-    return (f"{r['rmse_finite'][0]:.3g} ± {r['rmse_finite'][1]:.2g} over the ICs that stayed "
-            f"finite ({r['n_diverged']} of {r['n_trajectories']} diverged)")
+    text = (f"{r['rmse_finite'][0]:.3g} ± {r['rmse_finite'][1]:.2g} over the "
+            f"{r['n_trajectories'] - r['n_diverged']} of {r['n_trajectories']} ICs it kept finite")
+    if model is not None:
+        kept = np.isfinite(np.asarray(r["rmse_per_ic"], np.float64))
+        same = np.asarray(model["rmse_per_ic"], np.float64)[kept]
+        text += f" ({name} on those: {np.mean(same):.3g} ± {np.std(same):.2g})"
+    return text
 
 
 def headline(results: dict, workdir: str, plots: bool = True) -> str:
     """The run's last line: where results.json and the plots are, then RMSE and HCT of
     the model and of each baseline in `results["baselines"]`."""
     models = {results["model"]: results, **results.get("baselines", {})}
-    rmse = ", ".join(f"{NAMES.get(k, k)} {rmse_text(r)}" for k, r in models.items())
+    own = NAMES.get(results["model"], results["model"])
+    rmse = ", ".join(f"{NAMES.get(k, k)} {rmse_text(r, None if r is results else results, own)}"
+                     for k, r in models.items())
     hct = ", ".join(f"{NAMES.get(k, k)} {hct_text(r)}" for k, r in models.items())
     where = os.path.join(workdir, wd.PLOTS) if plots else "none (eval.plots = False)"
     return (f"results: {os.path.join(workdir, wd.RESULTS)} | plots: {where} | "

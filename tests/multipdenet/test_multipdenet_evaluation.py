@@ -16,11 +16,12 @@ META = {"pde": "burgers", "coarse_grid": 4, "frame_dt": 0.1, "fields": ["u", "v"
         "n_frames": 11}
 
 
-def _scores(rmse, hct, horizon=1.0, diverged=0, finite=None):
+def _scores(rmse, hct, horizon=1.0, diverged=0, finite=None, per_ic=None):
     t = np.arange(1, 11) * 0.1
     return {"rmse": [rmse, 0.1 * rmse], "hct": [hct, 0.0], "horizon": horizon,
             "correlation_mean": list(1 - t * (1 - hct)), "correlation_std": [0.01] * 10,
-            "n_diverged": diverged, "n_trajectories": 10, "rmse_finite": finite or [rmse, 0.1 * rmse]}
+            "n_diverged": diverged, "n_trajectories": 10, "rmse_finite": finite or [rmse, 0.1 * rmse],
+            "rmse_per_ic": per_ic or [rmse] * 10}
 
 
 def test_evaluate_counts_diverged_trajectories_and_scores_the_finite_ones():
@@ -41,7 +42,8 @@ def test_evaluate_counts_diverged_trajectories_and_scores_the_finite_ones():
     assert out["n_diverged"] == 1 and out["n_trajectories"] == 2 and out["nonfinite_step"] == 3
     assert np.isnan(out["rmse"][0])
     np.testing.assert_allclose(out["rmse_finite"], [alone, 0.0], rtol=1e-6)
-    assert "over the ICs that stayed finite (1 of 2 diverged)" in evaluation.rmse_text(out)
+    assert out["rmse_per_ic"][0] == pytest.approx(alone) and np.isnan(out["rmse_per_ic"][1])
+    assert evaluation.rmse_text(out).endswith("over the 1 of 2 ICs it kept finite")
 
 
 def test_hct_and_rmse_text_state_the_cap_and_divergence():
@@ -53,14 +55,17 @@ def test_hct_and_rmse_text_state_the_cap_and_divergence():
 
 
 def test_headline_names_files_and_every_model():
-    results = dict(_scores(0.009, 1.0), model="multipdenet",
-                   baselines={"coarse_solver": _scores(float("nan"), 0.8, diverged=1,
-                                                       finite=[0.02, 0.01])})
+    nan = float("nan")
+    results = dict(_scores(0.009, 1.0, per_ic=[0.01] * 5 + [0.008] * 4 + [0.5]),
+                   model="multipdenet",
+                   baselines={"coarse_solver": _scores(nan, 0.8, diverged=1, finite=[0.02, 0.01],
+                                                       per_ic=[0.02] * 9 + [nan])})
     line = evaluation.headline(results, "wd")
+    # the model on the baseline's 9 finite ICs: 5 × 0.01 and 4 × 0.008, not its 0.5
     assert line == ("results: wd/results.json | plots: wd/plots | RMSE over t ≤ 1: MultiPDENet "
-                    "0.009 ± 0.0009, classical solver 0.02 ± 0.01 over the ICs that stayed finite "
-                    "(1 of 10 diverged) | HCT: MultiPDENet ≥ 1 (capped at the horizon), "
-                    "classical solver 0.8 ± 0")
+                    "0.009 ± 0.0009, classical solver 0.02 ± 0.01 over the 9 of 10 ICs it kept "
+                    "finite (MultiPDENet on those: 0.00911 ± 0.00099) | HCT: MultiPDENet ≥ 1 "
+                    "(capped at the horizon), classical solver 0.8 ± 0")
     assert "plots: none" in evaluation.headline(results, "wd", plots=False)
 
 
