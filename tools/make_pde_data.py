@@ -11,6 +11,15 @@ first trajectory, fine and coarse, goes to `<workdir>/plots/<pde>_<cache key>.pn
 (one compilation, often as long as the generation of a tiny dataset), so it is skipped
 when the dataset was cached and its PNG exists; `--noplot` skips it always. On several
 devices the batch of trajectories is split over the mesh axis "data".
+
+Long runs: `--shard_size=k` simulates k trajectories at a time and writes each finished
+shard to `<workdir>/<pde>_<cache key>.partial/`; rerunning the same command after an
+interruption skips the finished shards (the data do not depend on k; it is not part of the
+cache key). Each shard logs a line with shards done/total and the ETA, e.g.
+
+    nohup taskset -c 1 python tools/make_pde_data.py \\
+        --config=configs/pde_data/navier_stokes.py:front_train_64_large --workdir=data/pde \\
+        --shard_size=2 --noplot > make_data.log 2>&1 &
 """
 from __future__ import annotations
 
@@ -25,6 +34,9 @@ from lib.pde import dataset, navier_stokes, systems
 from lib.pde.data_config import spec_from_config
 
 flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D systems).")
+flags.DEFINE_integer("shard_size", 0, "Simulate and write this many trajectories at a time "
+                     "(resumable; see the module docstring); 0: all in one batch, unless "
+                     "shards of an interrupted run exist.", lower_bound=0)
 FLAGS = flags.FLAGS
 
 
@@ -81,7 +93,8 @@ def make_dataset(config, workdir: str) -> str:
     bar = progress_lib.Progress(total, desc=f"{spec.pde} ({spec.n_train + spec.n_test} trajectories)")
     with jax.enable_x64(spec.dtype == "float64"):
         path, cached = dataset.generate_dataset(
-            spec, workdir, mesh, progress=lambda done, _: bar.update(done, force=done == total)
+            spec, workdir, mesh, progress=lambda done, _: bar.update(done, force=done == total),
+            shard_size=FLAGS.shard_size or None,
         )
     logging.info("%s dataset %s: %s", spec.pde, "found (cached)" if cached else "written", path)
     print(path)
