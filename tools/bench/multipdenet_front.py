@@ -71,7 +71,7 @@ flags.DEFINE_list("workdir", [], "Trained MultiPDENet (or FNO/UNet) run folders 
 flags.DEFINE_list("grids", None, "Classical grids (default NS 32,48,64,80,96,128, tiny 16,32; "
                   "Burgers 8,12,16,24,32,48,64, tiny 12,16).")
 flags.DEFINE_list("dt_factors", None, "Time steps of every classical family as multiples of its "
-                  "step at the data's velocity bound (default NS 1,1.25,1.5,2,3; Burgers 1,1.5,2; tiny 1).")
+                  "step at the data's velocity bound (default NS 1,1.25,1.5,2,3,4,6,10; Burgers 1,1.5,2; tiny 1).")
 flags.DEFINE_list("families", None, "Classical families (default: all of classical.FAMILIES).")
 flags.DEFINE_string("data_root", "data/pde", "Where the truth datasets are cached.")
 flags.DEFINE_string("cache", "workdirs/bench/front_cache", "Where classical accuracies are cached.")
@@ -93,7 +93,7 @@ flags.DEFINE_string("readme", None, "Also splice the table into this markdown fi
                     "lib.common.report.splice).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
-DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3), "burgers": (1, 1.5, 2)}
+DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3, 4, 6, 10), "burgers": (1, 1.5, 2)}
 STATS_FRAMES, STATS_START = 10, 10.0   # front frames per stats frame; statistics after t = 10
 
 
