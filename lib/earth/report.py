@@ -158,7 +158,8 @@ def render(results: dict, config: dict) -> str:
     done = "complete" if results.get("complete") else (
         "INCOMPLETE: datasets not listed did not finish")
     if any("at_or_below_epignn" in t for t in results["targets"].values()):
-        parts.append("EARTH vs EpiGNN (EpiGNN's protocol; copies listed h = 5, 10, 15 × "
+        hs = ", ".join(str(h) for h in results["horizons"])
+        parts.append(f"EARTH vs EpiGNN (EpiGNN's protocol; copies listed h = {hs} × "
                      "seeds):\n\n" + epignn_table(results))
     elif results["targets"]:
         parts.append("Targets:\n\n" + targets_table(results))

@@ -114,3 +114,4 @@ def test_render_is_the_same_from_records_and_from_old_bare_bools():
         assert texts[name][0] == texts[name][1]
     assert "every horizon: 1 of 1 run (US-States)" in texts["targets"][0]
     assert "| japan | MISSED | 0.5/-0.5 |" in texts["epignn"][0]
+    assert "EARTH vs EpiGNN (EpiGNN's protocol; copies listed h = 1, 3 × seeds)" in texts["epignn"][0]
