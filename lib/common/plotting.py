@@ -52,13 +52,13 @@ def smooth(y: Sequence[float], window: int | None = None) -> np.ndarray:
 def loss_curve(path: str, steps: Sequence[float], values: Sequence[float], *, ylabel: str,
                title: str = "", logy: bool = True,
                points: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
-               window: int | None = None) -> str:
-    """Training loss: the logged values faint, their moving median over `window` points
-    (`smooth`) bold, and `points` = {label: (steps, values)} (e.g. a validation error) as
-    joined markers."""
+               window: int | None = None, label: str = "logged") -> str:
+    """Training loss: the logged values (legend `label`) faint, their moving median over
+    `window` points (`smooth`) bold, and `points` = {label: (steps, values)} (e.g. a
+    validation error) as joined markers."""
     fig, ax = plt.subplots(figsize=(6, 4))
     steps, values = np.asarray(steps), np.asarray(values, np.float64)
-    ax.plot(steps, values, color="C0", alpha=0.25, linewidth=0.8, label="logged")
+    ax.plot(steps, values, color="C0", alpha=0.25, linewidth=0.8, label=label)
     ax.plot(steps, smooth(values, window), color="C0", linewidth=2.0,
             label="moving median" + (f" ({window} rows)" if window else ""))
     for i, (label, (x, y)) in enumerate((points or {}).items()):
@@ -75,10 +75,13 @@ def loss_curve(path: str, steps: Sequence[float], values: Sequence[float], *, yl
 
 def correlation_curves(path: str, curves: Mapping[str, tuple], *, highlight: str | None = None,
                        dashed: Sequence[str] = (), threshold: float | None = None,
-                       xlabel: str = "time", ylabel: str = "correlation", title: str = "") -> str:
+                       xlabel: str = "time", ylabel: str = "correlation", title: str = "",
+                       ylim: tuple[float, float] | None = None, legend_cols: int = 2) -> str:
     """Correlation-against-time curves = {label: (t, mean) or (t, mean, std)}: a ±1 std band
     where std is given, `highlight` drawn bold on top, the labels in `dashed` dashed, and the
-    threshold (that defines the high-correlation time) as a labelled horizontal line."""
+    threshold (that defines the high-correlation time) as a labelled horizontal line;
+    `ylim` (bottom, top) fixes the vertical range (default: matplotlib's); the legend has
+    `legend_cols` columns."""
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     order = [k for k in curves if k != highlight] + ([highlight] if highlight in curves else [])
     for i, label in enumerate(order):
@@ -98,8 +101,10 @@ def correlation_curves(path: str, curves: Mapping[str, tuple], *, highlight: str
                     xycoords=("axes fraction", "data"), xytext=(-4, 3),
                     textcoords="offset points", ha="right", fontsize=7, color="gray")
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=legend_cols)
     return save(fig, path)
 
 

@@ -130,16 +130,20 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
             series[f"pred {t}"] = (x, guess[j])
         paths.append(plotting.line_plot(os.path.join(plots, "snapshots.png"), series, xlabel="x",
                                         ylabel=label, title=f"{name}: test trajectory 0"))
-    curves = {}
+    curves, lowest = {}, config.eval.hct_threshold
     for key, r in {config.model.name: results, **results.get("baselines", {})}.items():
         t = (np.arange(len(r["correlation_mean"])) + 1) * metadata["frame_dt"]
-        curves[f"{NAMES.get(key, key)}: HCT {hct_text(r)}"] = (
+        diverged = (f" ({r['n_diverged']}/{r['n_trajectories']} ICs diverged, first at "
+                    f"t = {r['nonfinite_step'] * metadata['frame_dt']:.3g})"
+                    if r.get("n_diverged") else "")
+        curves[f"{NAMES.get(key, key)}: HCT {hct_text(r)}{diverged}"] = (
             t, r["correlation_mean"], r["correlation_std"])
-    paths.append(plotting.correlation_curves(
+        lowest = min(lowest, float(np.min(r["correlation_mean"])))
+    paths.append(plotting.correlation_curves(   # a correlation band ends at 1
         os.path.join(plots, "correlation.png"), curves, highlight=next(iter(curves)),
-        threshold=config.eval.hct_threshold,
+        threshold=config.eval.hct_threshold, ylim=(max(-1.0, lowest - 0.1), 1.01), legend_cols=1,
         ylabel=f"Pearson correlation (mean ± std over {len(test)} test ICs)",
-        title=f"{metadata['pde']} on {grid}: correlation with the truth"))
+        title=f"{metadata['pde']} on {grid}: correlation with the truth (a diverged IC counts 0)"))
     rows = metrics_lib.read_metrics(workdir)
     loss = [r for r in rows if "loss" in r]
     val = [r for r in rows if f"val_{VALIDATION_METRIC}" in r]
@@ -151,7 +155,8 @@ def write_plots(workdir: str, config, metadata: dict, test: np.ndarray, pred: np
         paths.append(plotting.loss_curve(
             os.path.join(plots, "train_loss.png"), [r["step"] for r in loss],
             [r["loss"] for r in loss], points=points, window=max(3, len(loss) // 4 | 1),
-            ylabel=f"MSE ({config.train.window}-step window; log scale)",
+            label=f"training loss: {config.train.window}-step window MSE, mean of each "
+                  f"{config.train.log_every} steps", ylabel="MSE (log scale)",
             title=f"{name} ({grid}): training"))
     return paths
 

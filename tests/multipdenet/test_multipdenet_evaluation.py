@@ -21,7 +21,7 @@ def _scores(rmse, hct, horizon=1.0, diverged=0, finite=None, per_ic=None):
     return {"rmse": [rmse, 0.1 * rmse], "hct": [hct, 0.0], "horizon": horizon,
             "correlation_mean": list(1 - t * (1 - hct)), "correlation_std": [0.01] * 10,
             "n_diverged": diverged, "n_trajectories": 10, "rmse_finite": finite or [rmse, 0.1 * rmse],
-            "rmse_per_ic": per_ic or [rmse] * 10}
+            "rmse_per_ic": per_ic or [rmse] * 10, "nonfinite_step": 7 if diverged else None}
 
 
 def test_evaluate_counts_diverged_trajectories_and_scores_the_finite_ones():
@@ -91,22 +91,25 @@ def test_plots_show_every_model_the_threshold_and_the_validation_error(tmp_path,
                     + [{"step": 8, "val_rollout_mse": 1e-5}]):
             f.write(json.dumps(row) + "\n")
     test = np.random.default_rng(0).normal(size=(2, 11, 4, 4, 2)).astype(np.float32)
-    results = dict(_scores(0.01, 1.0), baselines={"coarse_solver": _scores(0.05, 0.5)})
+    results = dict(_scores(0.01, 1.0), baselines={"coarse_solver": _scores(0.05, 0.5, diverged=1)})
     paths = evaluation.write_plots(workdir, config, META, test, test[:, 1:], results)
     assert [os.path.basename(p) for p in paths] == ["snapshots.png", "correlation.png", "train_loss.png"]
 
     ax = figures["correlation.png"].axes[0]
     curves = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
-    assert sorted(curves) == ["MultiPDENet: HCT ≥ 1 (capped at the horizon)", "classical solver: HCT 0.5 ± 0"]
-    np.testing.assert_allclose(curves["classical solver: HCT 0.5 ± 0"].get_ydata(),
+    classical = "classical solver: HCT 0.5 ± 0 (1/10 ICs diverged, first at t = 0.7)"
+    assert sorted(curves) == ["MultiPDENet: HCT ≥ 1 (capped at the horizon)", classical]
+    np.testing.assert_allclose(curves[classical].get_ydata(),
                                results["baselines"]["coarse_solver"]["correlation_mean"])
     assert [list(line.get_ydata()) for line in ax.get_lines()
             if line.get_label().startswith("_")] == [[0.8, 0.8]]      # the threshold line
+    assert ax.get_ylim()[0] < 0.8 and ax.get_ylim()[1] == pytest.approx(1.01)
 
     ax = figures["train_loss.png"].axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert ax.get_yscale() == "log"
-    assert list(lines["logged"].get_xdata()) == list(range(1, 9))
+    assert list(lines["training loss: 2-step window MSE, mean of each 2 steps"].get_xdata()) \
+        == list(range(1, 9))
     val = lines["validation: 8-step rollout MSE, fixed training batch"]
     assert list(val.get_xdata()) == [0, 8] and list(val.get_ydata()) == [4e-5, 1e-5]
     np.testing.assert_allclose(lines["moving median (3 rows)"].get_ydata(),
