@@ -282,6 +282,26 @@ def with_derived(result: dict, out: str) -> dict:
     return result
 
 
+def sweep_table(result: dict) -> str:
+    """Markdown: per classical family and grid, the HCT at the default step, the largest step
+    factor at which every IC stayed finite (and its HCT and cost), and the smallest factor at
+    which one did not ("—": none within the sweep)."""
+    rows = ["| family | grid | HCT at the default step | largest finite step × | its HCT | its wall s/unit "
+            "| first non-finite step × |", "|---|---|---|---|---|---|---|"]
+    classical_pts = [p for p in result["points"] if p["family"] not in ("learned", "dns") and "dt_factor" in p]
+    for fam in dict.fromkeys(p["family"] for p in classical_pts):
+        for n in sorted({p["grid"] for p in classical_pts if p["family"] == fam}):
+            sweep = sorted((p for p in classical_pts if p["family"] == fam and p["grid"] == n),
+                           key=lambda p: p["dt_factor"])
+            ok = [p for p in sweep if p["nonfinite_ics"] == 0]
+            bad = [p for p in sweep if p["nonfinite_ics"] > 0]
+            top = ok[-1] if ok else None
+            finite = (f"{top['dt_factor']:.3g} | {top['hct']:.3g} | {top['cost']:.3g}" if top else "— | — | —")
+            first_bad = f"{bad[0]['dt_factor']:.3g} ({bad[0]['nonfinite_ics']} ICs)" if bad else "—"
+            rows.append(f"| {fam} | {n}² | {sweep[0]['hct']:.3g} | {finite} | {first_bad} |")
+    return "\n".join(rows)
+
+
 def cost_ratios(result: dict, baseline: dict) -> str:
     """Markdown: each point both results hold, its cost in each and the ratio baseline / result
     (> 1: faster here), with both runs' devices."""
@@ -296,6 +316,8 @@ def publish(result: dict, out: str) -> None:
     """Write the table (`.md`, and `--readme`'s `front` / `front_burgers` block) and the
     figure beside `out`."""
     md = table(result)
+    if any("dt_factor" in p for p in result["points"]):
+        md += "\n\nThe step sweep (steps × the step at the data's velocity bound, 7):\n\n" + sweep_table(result)
     if FLAGS.baseline:
         md += "\n\n" + cost_ratios(result, wd.read_json(FLAGS.baseline))
     wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md + "\n")
@@ -394,14 +416,17 @@ def stats_path(out: str) -> str:
     return os.path.splitext(out)[0] + "_stats.json"
 
 
-def stats_table(stats: dict) -> str:
-    """Markdown: every point's spectrum error, PDF distance, cost; learned against the front."""
+def stats_table(stats: dict, compact: bool = False) -> str:
+    """Markdown: every point's spectrum error, PDF distance, cost; learned against the front.
+    `compact`: only the front's points and the learned points."""
     cell = lambda x: "—" if x is None else f"{x:.3g}"  # noqa: E731
     on_front = {f["name"] for f in stats["front"]}
     lines = ["| point | grid | wall s per time unit per trajectory | log-spectrum error (k ≤ "
              f"{stats['k_hi']}) | vorticity PDF L1 | on the front | front's error at equal wall | error / front |",
              "|---" * 8 + "|"]
     for r in sorted(stats["points"], key=lambda r: (r["family"] != "learned", r["cost"])):
+        if compact and r["family"] != "learned" and r["name"] not in on_front:
+            continue
         lines.append(f"| {r['name']} | {r['grid']}² | {r['cost']:.3g} | {cell(r['spectrum_error'])}"
                      f"{' (blew up)' if r['nonfinite'] else ''} | {r['pdf_distance']:.3g} | "
                      f"{'yes' if r['name'] in on_front else ''} | {cell(r.get('front_error_at_equal_wall'))} | "
@@ -423,7 +448,7 @@ def publish_stats(stats: dict, out: str) -> None:
     md = stats_table(stats)
     wd.write_text_atomic(os.path.splitext(stats_path(out))[0] + ".md", md + "\n")
     if FLAGS.readme:
-        report.splice(FLAGS.readme, "front_stats", md)
+        report.splice(FLAGS.readme, "front_stats", stats_table(stats, compact=True))
     print(md)
     print(stats_figure(stats, os.path.splitext(stats_path(out))[0] + ".png"))
 
