@@ -22,7 +22,7 @@ from lib.common import train_loop
 from lib.common import workdir as wd
 from lib.common.stages import Stages
 from lib.earth import data as data_lib, model as model_lib, report
-from lib.earth.config_schema import RENAMED_KEYS, check_files, validate
+from lib.earth.config_schema import KEYS, RENAMED_KEYS, check_files, validate
 from lib.earth.evaluation import evaluate
 from lib.earth.setup import build_model, load_dataset
 from lib.earth.task import (EarlyStopClock, loop_config, make_task, selecting,
@@ -102,7 +102,7 @@ def train_and_evaluate(config, workdir: str):
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     primary = mesh_lib.is_primary()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary,
-               renamed=RENAMED_KEYS)
+               added=config_lib.added_of(KEYS), renamed=RENAMED_KEYS)
     stages = Stages(workdir, "runs")
     results, timing, info, saved = {}, {}, {}, {}
     t_start = time.time()
