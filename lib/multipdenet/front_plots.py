@@ -29,6 +29,9 @@ def front_figure(result: dict):
             label, marker = families.get(family, (family, "o"))
             pts = [p for p in result["points"] if p["family"] == family and math.isfinite(p.get(key, math.nan))]
             colour = ("0.35", "0.6", "tab:olive", "tab:cyan")[i % 4]
+            blown = [p for p in pts if p.get("nonfinite_ics", 0)]   # not on the front: marked x
+            ax.plot([p["cost"] for p in blown], [p[key] for p in blown], "x", color=colour, ms=4, alpha=0.5)
+            pts = [p for p in pts if not p.get("nonfinite_ics", 0)]
             for n in sorted({p["grid"] for p in pts}):
                 sweep = sorted((p for p in pts if p["grid"] == n), key=lambda p: p["cost"])
                 ax.plot([p["cost"] for p in sweep], [p[key] for p in sweep], ls=":", lw=0.8, color=colour,
@@ -37,7 +40,7 @@ def front_figure(result: dict):
                 ax.annotate(f"{n}²", (first["cost"], first[key]), fontsize=7, xytext=(3, 3),
                             textcoords="offset points", color=colour)
             ax.plot([], [], ls=":", color=colour, marker=marker, mfc="none",
-                    label=f"{label} (grid × step sweep)")
+                    label=f"{label} (grid × step sweep; x: a non-finite IC)")
         top = 1.0  # the RMSE panel's ceiling: a rollout that blows up is drawn there, marked
         for p, (colour, marker) in zip(learned, styles):
             label = f"{p['name']} ({p['grid']}²)"

@@ -434,7 +434,7 @@ def stats_table(stats: dict, compact: bool = False) -> str:
     t = stats["targets"]["statistics"]
     lo, hi = stats["window"]
     return ("\n".join(lines) + f"\n\n{stats['n_ics']} ICs of the `stats` truth (seed 5), statistics over "
-            f"t = {lo:g}–{hi:g}; costs from the HCT front's timing.\n\nTarget statistics (spectrum error ≤ "
+            f"t = {lo:.3g}–{hi:.3g}; costs from the HCT front's timing.\n\nTarget statistics (spectrum error ≤ "
             f"½ the front's at equal wall): **{report.verdict(t)}**, best {cell(t['best_error_over_front'])}× "
             f"({t['best_point']}).")
 
