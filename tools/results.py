@@ -32,10 +32,15 @@ from lib.common import report, workdir as wd
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KINDS = {"bool": flags.DEFINE_bool, "string": flags.DEFINE_string, "list": flags.DEFINE_list}
 
-_PAPER = flags.DEFINE_string("paper", None, "Paper whose lib/<paper>/report.py renders the run.")
-_WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (default: the paper's).")
-_README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the text.")
-_TAG = flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
+
+
+def define_base_flags() -> None:
+    """--paper, --workdir, --readme, --tag: defined when the tool runs, not at import, so that
+    importing it (tests, notebooks) leaves the process's absl flags alone."""
+    flags.DEFINE_string("paper", None, "Paper whose lib/<paper>/report.py renders the run.")
+    flags.DEFINE_string("workdir", None, "Run directory (default: the paper's).")
+    flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the text.")
+    flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
 
 
 def papers() -> list[str]:
@@ -70,8 +75,9 @@ def block(module, workdir: str, extra: dict, experiment: str) -> str:
 
 
 def main(argv: list[str]) -> None:
+    define_base_flags()
     flags.FLAGS(argv, known_only=True)           # --paper first: it decides the other flags
-    paper = _PAPER.value
+    paper = flags.FLAGS.paper
     known = papers()
     if paper is not None and paper not in known:
         raise SystemExit(f"--paper={paper}: not one of {', '.join(known)}")
@@ -81,9 +87,9 @@ def main(argv: list[str]) -> None:
         if module is None:
             raise SystemExit(f"--paper is required: one of {', '.join(known)}")
         try:
-            text = block(module, _WORKDIR.value, {k: f.value for k, f in extra.items()}, paper)
-            if _README.value:
-                report.splice(_README.value, _TAG.value, text)
+            text = block(module, flags.FLAGS.workdir, {k: f.value for k, f in extra.items()}, paper)
+            if flags.FLAGS.readme:
+                report.splice(flags.FLAGS.readme, flags.FLAGS.tag, text)
         except (FileNotFoundError, ValueError) as err:
             raise SystemExit(str(err)) from None
         print(text)
