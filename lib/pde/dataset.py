@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import re
@@ -51,7 +52,7 @@ import numpy as np
 from absl import logging
 from jax.sharding import Mesh
 
-from lib.common import jsonl
+from lib.common import jsonl, workdir
 from lib.common.progress import format_seconds
 from lib.pde import checks, downsampling, systems, trajectory
 
@@ -326,7 +327,7 @@ def generate_dataset(
 
 
 _SHARD_NAME = re.compile(r"(train|test)_(\d+)_(\d+)\.npz")
-_SHARD_TMP = re.compile(r"\.(train|test)_\d+_\d+\.npz\.tmp-.*")
+_SHARD_TMP = re.compile(r"\.tmp_.*\.npz")   # a shard write cut short (workdir.write_bytes_atomic)
 
 
 def plan_shards(n: int, shard_size: int | None, found) -> list[tuple[int, int]]:
@@ -356,19 +357,10 @@ def shard_progress_line(name: str, shard: str, done: int, total: int, found: int
 
 
 def _write_shard(file: str, data: np.ndarray, tag: str) -> None:
-    """Write `data` and its `tag` to `file` atomically (a temporary file, fsynced, renamed)."""
-    folder, name = os.path.split(file)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, data=data, shard=np.array(tag))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, file)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """Write `data` and its `tag` to `file` atomically (`workdir.write_bytes_atomic`)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, data=data, shard=np.array(tag))
+    workdir.write_bytes_atomic(file, buffer.getvalue())
 
 
 def _read_shard(file: str, tag: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
