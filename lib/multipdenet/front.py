@@ -48,19 +48,6 @@ def system(name: str) -> dict:
     return SYSTEMS[name]
 
 
-def physics_block_steps(meta: dict, n: int) -> int:
-    """Micro steps per frame of the FD4 + RK4 Physics Block on an `n`² grid: the fewest that
-    keep its step 5 % under the stable step (NS: the spectral solver's CFL limit 0.9; Burgers:
-    RK4 with 4th-order stencils at |u| <= 2, `burgers.max_stable_dt`)."""
-    if meta["pde"] == "navier_stokes":
-        return max(1, math.ceil(meta["frame_dt"] / (0.95 * 0.9 * (meta["length"] / n)
-                                                    / meta["params"]["max_velocity"])))
-    if meta["pde"] == "burgers":
-        stable = burgers.max_stable_dt(n, meta["params"]["viscosity"], 2.0)
-        return max(1, math.ceil(meta["frame_dt"] / (0.95 * stable)))
-    raise ValueError(f"no front for pde = {meta['pde']!r}")
-
-
 def random_fields(meta: dict, n_ics: int, n: int, key: jax.Array) -> jax.Array:
     """`n_ics` of the dataset's random initial fields on an `n`² grid, channels-last
     `(n_ics, n, n, 2)` velocity (the fine DNS's inputs, for its cost)."""

@@ -87,11 +87,12 @@ def test_rmse_front_is_log_log_and_bounds_a_point_worse_than_its_cheapest():
 
 
 def test_physics_block_steps_keep_the_burgers_step_under_its_stable_step():
+    from lib.multipdenet import classical
     from lib.pde import burgers
     meta = {"pde": "burgers", "frame_dt": 0.02, "params": {"viscosity": 0.005}}
     for n in (8, 16, 64):
-        steps = front.physics_block_steps(meta, n)
+        steps = classical.default_steps(meta, "fd4_rk4", n)
         stable = 0.95 * burgers.max_stable_dt(n, 0.005, 2.0)
         assert 0.02 / steps <= stable and (steps == 1 or 0.02 / (steps - 1) > stable)  # the fewest
     with pytest.raises(ValueError, match="kdv"):
-        front.physics_block_steps({"pde": "kdv", "frame_dt": 0.1}, 16)
+        classical.default_steps({"pde": "kdv", "frame_dt": 0.1}, "fd4_rk4", 16)
