@@ -58,6 +58,13 @@ KEYS: dict[str, Key] = {
     # `train.window` (e.g. (2, 4, 8)); empty: `train.window` throughout.
     "train.window_curriculum": Key((), Ints(lo=1), before=()),
     "train.batch_size": Key(REQUIRED, Int(lo=1)),
+    # Levers for long rollouts beyond the paper (lib/multipdenet/training.py): pushforward
+    # steps without gradient before the window, input noise as a fraction of its RMS, the
+    # weight of a (1 − correlation) term, recomputation per macro step.
+    "train.pushforward": Key(0, Int(lo=0), before=0),
+    "train.noise_std": Key(0.0, Float(lo=0.0), before=0.0),
+    "train.corr_weight": Key(0.0, Float(lo=0.0), before=0.0),
+    "train.remat": Key(False, Bool(), before=False),
     "eval.n_steps": Key(-1, Int(lo=-1)),
     "eval.hct_threshold": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
     "eval.batch_size": Key(10, Int(lo=1)),
@@ -102,6 +109,11 @@ def _check_physics(config: ml_collections.ConfigDict) -> None:
         raise ConfigError(
             f"config key 'train.window' = {config.train.window} is not allowed; the trajectories "
             f"have {n_frames} frames{read}, so the window must be <= {n_frames - 1}")
+    if config.train.window + config.train.pushforward >= n_frames:
+        raise ConfigError(
+            f"config key 'train.pushforward' = {config.train.pushforward} is not allowed; with "
+            f"train.window = {config.train.window} the trajectories ({n_frames} frames{read}) "
+            f"allow at most {n_frames - 1 - config.train.window}")
     curriculum = tuple(config.train.window_curriculum)
     if curriculum and (max(curriculum) != config.train.window or list(curriculum) != sorted(curriculum)):
         raise ConfigError(

@@ -1,7 +1,8 @@
 """Everything that rolls a coarse state forward, behind one interface.
 
-An `Emulator` has `init(key, u) -> params` and `rollout(params, u0, n) -> (n, *u0.shape)`
-(channels-last, frames at ΔT, 2ΔT, …, without `u0`). MultiPDENet, the autoregressive
+An `Emulator` has `init(key, u) -> params` and `rollout(params, u0, n, remat=False) ->
+(n, *u0.shape)` (channels-last, frames at ΔT, 2ΔT, …, without `u0`; `remat` recomputes each
+step's activations when the rollout is differentiated). MultiPDENet, the autoregressive
 FNO / UNet baselines and the classical solver on the coarse grid all fit it, so training,
 evaluation and the speed benchmark treat them alike.
 """
@@ -29,7 +30,7 @@ def multipdenet(model: mpn.MultiPDENet) -> Emulator:
     """MultiPDENet (`lib.multipdenet.model`)."""
     return Emulator(
         init=lambda key, u: model.init(key, u),
-        rollout=lambda params, u0, n: mpn.rollout(model, params, u0, n),
+        rollout=lambda params, u0, n, remat=False: mpn.rollout(model, params, u0, n, remat),
         trainable=True,
     )
 
@@ -37,9 +38,14 @@ def multipdenet(model: mpn.MultiPDENet) -> Emulator:
 def autoregressive(net: nn.Module) -> Emulator:
     """A network trained to take one macro step: `u_{k+1} = u_k + net(u_k)`."""
 
-    def rollout(params, u0, n):
+    def step(params, u):
+        return u + net.apply(params, u)
+
+    def rollout(params, u0, n, remat=False):
+        f = jax.checkpoint(step) if remat else step
+
         def body(u, _):
-            u = u + net.apply(params, u)
+            u = f(params, u)
             return u, u
 
         return jax.lax.scan(body, u0, None, length=n)[1]
@@ -87,8 +93,8 @@ def coarse_solver(metadata: Mapping[str, Any], steps_per_frame: int | None = Non
     def advance(state):
         return jax.lax.fori_loop(0, steps_per_frame, lambda _, s: solver.step(s), state)
 
-    def rollout(params_unused, u0, n):
-        del params_unused
+    def rollout(params_unused, u0, n, remat=False):
+        del params_unused, remat  # nothing to differentiate
         batch_shape = u0.shape[: u0.ndim - ndim - 1]
         flat = u0.reshape((-1,) + u0.shape[len(batch_shape):])
         fields = jnp.moveaxis(flat, -1, 1)  # (b, C, *grid)

@@ -186,15 +186,20 @@ def macro_step(model: MultiPDENet, params: Any, u: Array) -> Array:
     return u
 
 
-def rollout(model: MultiPDENet, params: Any, u0: Array, n_macro_steps: int) -> Array:
+def rollout(model: MultiPDENet, params: Any, u0: Array, n_macro_steps: int,
+            remat: bool = False) -> Array:
     """Autoregressive rollout: `u0 (..., *spatial, C)` -> `(n_macro_steps, ..., *spatial, C)`.
 
     Frame k is the state at time `(k + 1) ΔT`; the initial condition is not included.
     `jax.vmap` it over trajectories for `(B, T, ...)` as `metrics.evaluate_rollouts` takes.
+    `remat`: recompute each macro step's activations in the backward pass (`jax.checkpoint`),
+    so the memory of a differentiated rollout grows with the states, not the activations.
     """
+    step = lambda p, u: macro_step(model, p, u)
+    step = jax.checkpoint(step) if remat else step
 
     def body(u: Array, _: None) -> tuple[Array, Array]:
-        u = macro_step(model, params, u)
+        u = step(params, u)
         return u, u
 
     _, trajectory = jax.lax.scan(body, u0, None, length=n_macro_steps)

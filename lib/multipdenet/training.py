@@ -2,7 +2,15 @@
 the BPTT window loss and the `train_loop.Task`.
 
 `window_loss`: MSE between a rollout of `train.window` macro steps from a sampled frame and
-the next `train.window` frames of the same trajectory (unrolled training).
+the next `train.window` frames of the same trajectory (unrolled training), plus the levers
+for long rollouts that go beyond the paper (each off by default):
+- training noise (`train.noise_std`, Sanchez-Gonzalez et al. 2020): Gaussian noise of that
+  fraction of each input's RMS is added to the input frame;
+- pushforward (`train.pushforward` = k, Brandstetter et al. 2022): the model first rolls k
+  macro steps from the data without gradient, and the window starts from its own state;
+- a correlation term (`train.corr_weight`): w · mean over frames of 1 − Pearson correlation
+  of prediction and label, the quantity the HCT metric thresholds;
+- `train.remat`: `jax.checkpoint` per macro step, for long windows.
 """
 from __future__ import annotations
 
@@ -57,43 +65,76 @@ def optim_block(config) -> dict:
                 end_lr_factor=o.end_lr_factor, clip=o.clip, weight_decay=o.weight_decay)
 
 
-def window_loss(emulator: emulators.Emulator, params: Any, batch: dict, window: int) -> jax.Array:
-    """MSE between the rollout of `window` macro steps from `u0` and the labels (BPTT)."""
-    pred = emulator.rollout(params, batch["u0"], window)  # (window, B, *grid, C)
-    return jnp.mean((jnp.swapaxes(pred, 0, 1) - batch["target"]) ** 2)
+def correlation(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Pearson correlation of `a` and `b` over their last `ndim` axes after axis 1: `(T, B, *grid,
+    C)` pairs -> `(T, B)`."""
+    axes = tuple(range(2, a.ndim))
+    a = a - a.mean(axes, keepdims=True)
+    b = b - b.mean(axes, keepdims=True)
+    return (a * b).sum(axes) / jnp.sqrt((a * a).sum(axes) * (b * b).sum(axes) + 1e-12)
+
+
+def window_loss(emulator: emulators.Emulator, params: Any, batch: dict, window: int,
+                pushforward: int = 0, corr_weight: float = 0.0, remat: bool = False) -> jax.Array:
+    """MSE (+ `corr_weight` · (1 − correlation)) between the rollout of `window` macro steps
+    and the labels (BPTT).
+
+    `batch`: {"u0": (B, *grid, C), "target": (B, ≥ pushforward + window, *grid, C)}. With
+    `pushforward` = k the window starts from the model's own state after k steps from `u0`,
+    held fixed (`stop_gradient`), and is compared with labels k + 1 … k + window.
+    """
+    u0 = batch["u0"]
+    if pushforward:
+        u0 = jax.lax.stop_gradient(emulator.rollout(params, u0, pushforward)[-1])
+    pred = emulator.rollout(params, u0, window, remat)  # (window, B, *grid, C)
+    target = jnp.swapaxes(batch["target"][:, pushforward:pushforward + window], 0, 1)
+    loss = jnp.mean((pred - target) ** 2)
+    if corr_weight:
+        loss = loss + corr_weight * jnp.mean(1.0 - correlation(pred, target))
+    return loss
 
 
 def curriculum_loss(emulator: emulators.Emulator, params: Any, batch: dict, step: jax.Array,
-                    num_steps: int, windows: tuple[int, ...]) -> jax.Array:
-    """`window_loss` over the first `windows[i]` frames of `batch` (target `(B, max(windows),
-    ...)`), phase `i = min(step · len(windows) // num_steps, len(windows) − 1)`: equal phases
-    of the run. One branch runs per step (`lax.switch`), so early phases cost less."""
+                    num_steps: int, windows: tuple[int, ...], **kwargs) -> jax.Array:
+    """`window_loss` over window `windows[i]` (target `(B, pushforward + max(windows), ...)`),
+    phase `i = min(step · len(windows) // num_steps, len(windows) − 1)`: equal phases of the
+    run. One branch runs per step (`lax.switch`), so early phases cost less. `kwargs` go to
+    `window_loss`."""
     if len(windows) == 1:
-        return window_loss(emulator, params, batch, windows[0])
+        return window_loss(emulator, params, batch, windows[0], **kwargs)
     phase = jnp.minimum(step * len(windows) // num_steps, len(windows) - 1)
-    branches = [lambda p, b, w=w: window_loss(emulator, p, {"u0": b["u0"], "target": b["target"][:, :w]}, w)
-                for w in windows]
+    branches = [lambda p, b, w=w: window_loss(emulator, p, b, w, **kwargs) for w in windows]
     return jax.lax.switch(phase, branches, params, batch)
+
+
+def add_noise(u0: jax.Array, key: jax.Array, noise_std: float) -> jax.Array:
+    """`u0 (B, *grid, C)` plus Gaussian noise of `noise_std` × each sample's RMS."""
+    axes = tuple(range(1, u0.ndim))
+    rms = jnp.sqrt(jnp.mean(u0 ** 2, axes, keepdims=True))
+    return u0 + noise_std * rms * jax.random.normal(key, u0.shape, u0.dtype)
 
 
 def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> train_loop.Task:
     opt = optim.make_optimizer(optim_block(config), config.train.num_steps)
-    window, bs, seed = config.train.window, config.train.batch_size, config.train.seed
-    windows = tuple(config.train.window_curriculum) or (window,)
+    t = config.train
+    window, bs, seed = t.window, t.batch_size, t.seed
+    windows = tuple(t.window_curriculum) or (window,)
+    levers = dict(pushforward=t.pushforward, corr_weight=t.corr_weight, remat=t.remat)
     example = jnp.asarray(train_data[:1, 0])
 
     def init_state(key):
         return optim.init_state(emulator.init(key, example), opt)
 
     def train_step(state, batch, key):
-        del key  # the models are deterministic
+        if t.noise_std:
+            batch = {**batch, "u0": add_noise(batch["u0"], key, t.noise_std)}
         loss, grads = jax.value_and_grad(curriculum_loss, argnums=1)(
-            emulator, state["params"], batch, state["step"], config.train.num_steps, windows)
+            emulator, state["params"], batch, state["step"], t.num_steps, windows, **levers)
         return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads)})
 
     def batch_fn(step, rows):
-        batch = data_lib.window_batch(train_data, step, seed, bs, window)
+        batch = data_lib.window_batch(train_data, step, seed, bs, window + t.pushforward)
         return {k: v[rows] for k, v in batch.items()}
 
     return train_loop.Task(init_state, train_step, batch_fn, bs,

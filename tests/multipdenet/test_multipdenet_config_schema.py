@@ -28,6 +28,8 @@ def test_defaults_pass_their_own_rules():
     ("model.n_micro", 0, r"^config key 'model.n_micro' = 0 is not allowed; expected an int >= 1 and <= 64$"),
     ("model.corrector_every", "once", r"^config key 'model.corrector_every' = 'once' is not allowed"),
     ("optim.lr", 2.0, r"^config key 'optim.lr' = 2.0 is not allowed"),
+    ("train.pushforward", 50, r"^config key 'train.pushforward' = 50 is not allowed; with train.window"),
+    ("train.noise_std", -0.1, r"^config key 'train.noise_std' = -0.1 is not allowed"),
 ])
 def test_a_wrong_value_is_refused_naming_the_key(key, value, message):
     config = schema.config(data.get_config("tiny"), REQUIRED | SMALL | {key: value})
@@ -45,7 +47,9 @@ def test_unknown_or_unstated_keys_are_refused():
 
 def test_added_keys_come_from_the_schema():
     assert schema.ADDED_KEYS == {"model.corrector_every": "stage", "model.frame_stride": 1,
-                                 "train.window_curriculum": ()}
+                                 "train.window_curriculum": (), "train.pushforward": 0,
+                                 "train.noise_std": 0.0, "train.corr_weight": 0.0,
+                                 "train.remat": False}
 
 
 def test_the_tiny_variant_states_only_what_differs():
