@@ -26,6 +26,14 @@ Variants:
   front_64_dt2_w8  front_64_dt2 with windows 1 -> 2 -> 4 -> 8 (0.45 time units, twice the
           longest window of front_64_dt2): longer training fitted the 4-ΔT window better and
           lost long-horizon skill (NOTES.md).
+  front_64_dt2_pf  front_64_dt2 trained from its own rollouts: 8 pushforward macro steps
+          (0.45 time units) without gradient before each window, and input noise of 1 % of
+          the RMS (training levers for long rollouts, beyond the paper).
+  front_64_dt2_corr  front_64_dt2 with a (1 − correlation) term of weight 1 in the loss.
+  front_64_dt2_m4  front_64_dt2 with M = 4: the micro step the attractor's peak speed
+          allows (4.6 rather than the initial fields' 7).
+  front_64_dt8  ΔT = 8 saved frames (0.224), M = 10 (a micro step 2× the initial fields'
+          bound, 1.3× the attractor's), windows 1 -> 2: temporal coarsening.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -35,7 +43,8 @@ from lib.multipdenet.config_schema import config, validate  # noqa: F401  (valid
 from lib.common import config as config_lib
 
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
-            "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8")
+            "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
+            "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8")
 
 
 def get_config(arg=None):
@@ -70,5 +79,15 @@ def get_config(arg=None):
             "train.window_curriculum": (1, 2, 4, 8)}),
         "front_64_dt4": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
             "tag": "navier_stokes_front_64_dt4", "model.frame_stride": 4, "model.n_micro": 10,
+            "train.window": 2, "train.window_curriculum": (1, 2)}),
+        "front_64_dt2_pf": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
+            "tag": "navier_stokes_front_64_dt2_pf", "train.pushforward": 8,
+            "train.noise_std": 0.01}),
+        "front_64_dt2_corr": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
+            "tag": "navier_stokes_front_64_dt2_corr", "train.corr_weight": 1.0}),
+        "front_64_dt2_m4": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
+            "tag": "navier_stokes_front_64_dt2_m4", "model.n_micro": 4}),
+        "front_64_dt8": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
+            "tag": "navier_stokes_front_64_dt8", "model.frame_stride": 8, "model.n_micro": 10,
             "train.window": 2, "train.window_curriculum": (1, 2)}),
     }, arg, default="quick")
