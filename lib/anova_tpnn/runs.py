@@ -16,7 +16,7 @@ from lib.anova_tpnn import baselines, data as data_lib, purify
 from lib.anova_tpnn.evaluation import (evaluate_replicas, frozen_constants, purified_scores,
                                        summarise, test_metric)
 from lib.anova_tpnn.model import component_names
-from lib.anova_tpnn.task import budget, effective_batch, make_task, selected_params
+from lib.anova_tpnn.training import budget, effective_batch, make_task, selected_params
 from lib.common import mesh as mesh_lib, train_loop, workdir as wd
 from lib.common.stages import Stages
 

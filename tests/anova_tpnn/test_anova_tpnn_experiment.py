@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from experiments.anova_tpnn import train
-from lib.anova_tpnn import baselines, data as data_lib, task as task_lib
+from lib.anova_tpnn import baselines, data as data_lib, training
 from lib.anova_tpnn.model import stack_components
 from lib.common import config as config_lib, train_loop, workdir as wd
 from lib.common import mesh as mesh_lib
@@ -78,7 +78,7 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, config.seed + 101)
     run_dir = str(tmp_path / "runs" / "synth_reg" / "resample" / "tpnn")
     model = baselines.build("tpnn", 8, config.model)
-    task = task_lib.make_task(model, "tpnn", ds, weights, config, 64, 0)
+    task = training.make_task(model, "tpnn", ds, weights, config, 64, 0)
     state, step = train_loop.restore_trained(task, run_dir, seed=config.train.seed + 1)
     assert step == 30
     frozen = np.load(os.path.join(run_dir, "frozen_constants.npz"))
@@ -89,7 +89,7 @@ def test_tiny_run_writes_results_and_frozen_constants_centre_every_replica(tmp_p
                                   np.asarray(state["best_step"]))
     components = jax.jit(functools.partial(model.apply, method=model.components))
     for r in range(3):
-        params = jax.tree.map(lambda a: a[r], task_lib.selected_params(state))
+        params = jax.tree.map(lambda a: a[r], training.selected_params(state))
         comps = components(params, ds.x_train, {o: c[r] for o, c in consts.items()})
         keep = weights[:, r] > 0
         np.testing.assert_allclose(np.mean(np.asarray(comps[1])[keep], axis=0), 0.0,
@@ -105,7 +105,7 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     ds = data_lib.load("diabetes", config.data, config.seed)
     weights = data_lib.resample_weights(len(ds.x_train), 3, "resample", 0.8, 1)
     model = baselines.build("tpnn", ds.num_features, config.model)
-    task = task_lib.make_task(model, "tpnn", ds, weights, config, 64, 0)
+    task = training.make_task(model, "tpnn", ds, weights, config, 64, 0)
     state = jax.jit(task.init_state)(jax.random.key(0))
     step = jax.jit(task.train_step)
 
@@ -132,11 +132,11 @@ def test_best_on_validation_selection_matches_an_independent_replay():
     for r in range(3):
         jax.tree.map(lambda a, b: np.testing.assert_array_equal(np.asarray(a)[r], b),
                      state["best_params"], best[r][2])
-    assert task_lib.selected_params(state) is state["best_params"]
+    assert training.selected_params(state) is state["best_params"]
     no_val = dataclasses.replace(ds, x_val=ds.x_val[:0], y_val=ds.y_val[:0])
-    state = jax.jit(task_lib.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
+    state = jax.jit(training.make_task(model, "tpnn", no_val, weights, config, 64, 0).init_state)(
         jax.random.key(0))
-    assert "best_params" not in state and task_lib.selected_params(state) is state["params"]
+    assert "best_params" not in state and training.selected_params(state) is state["params"]
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])
@@ -161,7 +161,7 @@ def test_per_replica_batch_order_differs_between_replicas_and_reproduces_per_see
     n = len(ds.x_train)
     weights = data_lib.resample_weights(n, 3, "resample", 0.8, 1)
     model = baselines.build("nam", ds.num_features, config.model)
-    task = task_lib.make_task(model, "nam", ds, weights, config, 64, 7)
+    task = training.make_task(model, "nam", ds, weights, config, 64, 7)
     b = task.batch_fn(4, slice(None))
     assert b["x"].shape == (64, 3, ds.num_features) and b["w"].shape == (64, 3)
     assert not np.array_equal(b["x"][:, 0], b["x"][:, 1])             # own orders
@@ -170,17 +170,17 @@ def test_per_replica_batch_order_differs_between_replicas_and_reproduces_per_see
         own = {tuple(row) for row in ds.x_train[weights[:, r] > 0]}
         assert all(tuple(row) in own for row in b["x"][:, r])
     # replica 1's order does not depend on how many replicas run with it
-    two = task_lib.replica_batches(ds.x_train, ds.y_train, weights[:, :2],
+    two = training.replica_batches(ds.x_train, ds.y_train, weights[:, :2],
                                    [np.flatnonzero(weights[:, r] > 0) for r in range(2)],
                                    64, 7, 4)
     np.testing.assert_array_equal(two["x"][:, 1], b["x"][:, 1])
-    shared = task_lib.make_task(model, "nam", ds, weights, _tiny(), 64, 7).batch_fn(4,
+    shared = training.make_task(model, "nam", ds, weights, _tiny(), 64, 7).batch_fn(4,
                                                                                   slice(None))
     assert shared["x"].shape == (64, ds.num_features)                 # old configs unchanged
     # a per-replica step equals the replica's step taken alone on its own batch
     state = jax.jit(task.init_state)(jax.random.key(0))
     new, _ = jax.jit(task.train_step)(state, b, jax.random.key(0))
-    one = task_lib.make_task(model, "nam", ds, weights[:, 1:2], _tiny(), 64, 7)
+    one = training.make_task(model, "nam", ds, weights[:, 1:2], _tiny(), 64, 7)
     alone = {**state, **{k: jax.tree.map(lambda a: a[1:2], state[k])
                          for k in ("params", "opt_state")}}
     alone_new, _ = jax.jit(one.train_step)(
@@ -192,9 +192,9 @@ def test_per_replica_batch_order_differs_between_replicas_and_reproduces_per_see
 
 def test_epoch_budget_scales_steps_with_the_data_set_and_old_configs_keep_steps():
     config = _tiny(**{"epochs": 10.0, "eval.val_every_epochs": 2.0})
-    assert task_lib.budget(config, 300, 64) == (47, 9)        # ceil(10·300/64), round(2·300/64)
-    assert task_lib.budget(config, 1400, 64) == (219, 44)
-    assert task_lib.budget(_tiny(), 300, 64) == (60, 10)      # train.num_steps, eval.val_every
+    assert training.budget(config, 300, 64) == (47, 9)        # ceil(10·300/64), round(2·300/64)
+    assert training.budget(config, 1400, 64) == (219, 44)
+    assert training.budget(_tiny(), 300, 64) == (60, 10)      # train.num_steps, eval.val_every
     train.validate(_tiny(**{"epochs": 10.0, "eval.val_every": 1000}))  # steps check off
     with pytest.raises(config_lib.ConfigError, match="'replicas.batch_order'"):
         train.validate(_tiny(**{"replicas.batch_order": "random"}))

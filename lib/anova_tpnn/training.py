@@ -11,7 +11,8 @@ import optax
 
 from lib.anova_tpnn import baselines, data as data_lib
 from lib.anova_tpnn.model import output_from_components, penalty
-from lib.common import replicas as replicas_lib, train_loop
+from lib.common import train_loop
+from lib.toolbox import replicas as replicas_lib
 
 
 def effective_batch(batch_size: int, n_train: int, data_shards: int) -> int:
