@@ -29,9 +29,10 @@ import jax
 import numpy as np
 from absl import flags, logging
 
-from lib.common import cli, mesh as mesh_lib, plotting, progress as progress_lib
+from lib.common import cli, mesh as mesh_lib, progress as progress_lib
 from lib.pde import dataset, navier_stokes, systems
 from lib.pde.data_config import spec_from_config
+from lib.toolbox import plotting
 
 flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D systems).")
 flags.DEFINE_integer("shard_size", 0, "Simulate and write this many trajectories at a time "

@@ -4,8 +4,11 @@
 
 Variants:
   tiny    32² -> 16², 2 + 2 trajectories of 50 steps (tests; seconds).
-  quick   128² -> 32², 5 train + 10 test, the first 100 steps discarded, 2000 steps kept
-          (a frame every 10 steps); about a minute on 2 CPU cores.
+  quick   64² -> 16², 5 train + 10 test, the first 100 steps discarded, 8 time units kept (a
+          frame every 10 steps, 801 frames): long enough that the learned model's HCT is not
+          capped by the horizon. 64² is converged for these fields: from the same ICs (3, the
+          128² field truncated to 64²) the 64² and 128² runs differ by at most 1.2e-4 in relative
+          L2 at 16² over 8 time units, correlation 1.000000.
   paper   P2C2Net's 104² -> 26² with every step kept (2001 frames per trajectory).
   front   the test ICs of tools/bench/multipdenet_front.py --system=burgers: seed 1 (training
           uses 0), 10 test trajectories as quick's (the same 0.1 warm-up), 128² -> 64², a
@@ -48,7 +51,7 @@ def _config(n, factor, duration, save_every, n_train, n_test, chunk_frames=50, s
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: _config(32, 2, 0.05, 5, 2, 2, chunk_frames=5),
-        "quick": lambda: _config(128, 4, 2.0, 10, 5, 10),
+        "quick": lambda: _config(64, 4, 8.0, 10, 5, 10),
         "paper": lambda: _config(104, 4, 2.0, 1, 5, 10, chunk_frames=250),
         "front": lambda: _config(128, 2, HORIZON, 20, 1, 10, seed=1),
         "front_tiny": lambda: _config(32, 2, 1.0, 20, 1, 2, chunk_frames=10, seed=1),

@@ -26,12 +26,13 @@ import numpy as np
 from absl import logging
 
 from lib.common import extras
-from lib.common import config as config_lib, mesh as mesh_lib, optim, plotting, train_loop
+from lib.common import config as config_lib, mesh as mesh_lib, optim, train_loop
 from lib.common import guards, report as common_report, workdir as wd
 from lib.common.stages import Stages
 from lib.fleg3d import bank as bank_lib, config_schema, methods, protocol, report, scoring, text
 from lib.fleg3d.model import FlegNet
 from lib.fleg3d.config_schema import optional_modules
+from lib.toolbox import plotting
 
 validate = config_schema.validate
 

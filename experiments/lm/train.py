@@ -22,13 +22,14 @@ from absl import logging
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import metrics as metrics_lib
-from lib.common import plotting, train_loop
+from lib.common import train_loop
 from lib.common import report as common_report
 from lib.common import workdir as wd
 from lib.lm import chat, config_schema, sampling, sft, tasks
 from lib.lm.report import results_table, targets
 from lib.lm.model import num_params
 from lib.lm.tokenizer import Tokenizer, train_bpe
+from lib.toolbox import plotting
 
 validate = config_schema.validate
 

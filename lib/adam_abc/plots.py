@@ -1,6 +1,6 @@
 """Figures of the experiment (PNG, matplotlib Agg).
 
-`lib.common.plotting.line_plot` has no log x axis and no error bars, which every figure
+`lib.toolbox.plotting.line_plot` has no log x axis and no error bars, which every figure
 here needs (log-log rates, slopes with intervals); these helpers draw from the
 `results.json` dicts written by `experiments/adam_abc/train.py`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 
-from lib.common import plotting
+from lib.toolbox import plotting
 import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402

@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 
-from lib.common import jsonl
+from lib.toolbox import jsonl
 from lib.tpp.events import Events, SequenceError, check_sequence, from_lists, to_lists
 
 _KEYS = {"id", "t_max", "times", "marks"}

@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 from lib.cades import official
 from lib.cades.scenarios import OFFICIAL_SPP_FAMILIES
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common.report import machine_text, read_results, target, verdict
 
 METHODS = ("cades", "kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",

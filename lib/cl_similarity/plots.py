@@ -6,7 +6,7 @@ import os
 import numpy as np
 
 from lib.cl_similarity import theory
-from lib.common import plotting
+from lib.toolbox import plotting
 
 
 def theory_plots(plot_dir: str, out: dict, siglip_run, t) -> None:

@@ -1,4 +1,4 @@
-"""The one experiment harness: configs, meshes, checkpoints, metrics, progress, plots.
+"""The one experiment harness: configs, meshes, checkpoints, metrics, progress, reports.
 
 Every experiment in the workspace is composed from these modules; none writes its own
 train loop, checkpointing or logging. Import the submodules directly, e.g.

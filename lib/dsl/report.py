@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common.report import cell, machine_text, target, verdict
 
 LOW_DATA_MAX = 0.1

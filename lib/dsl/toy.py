@@ -20,10 +20,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import plotting, train_loop
+from lib.common import train_loop
 from lib.dsl import data as data_lib, field_lines as fl, sturm_liouville as sl
 from lib.dsl.training import Model, effective_batch, make_plan, make_task, predict
 from lib.common import mesh as mesh_lib
+from lib.toolbox import plotting
 
 
 def _single(params):

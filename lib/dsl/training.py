@@ -16,7 +16,8 @@ import optax
 
 from lib.dsl import data as data_lib, field_lines as fl
 from lib.dsl.model import DSL, DSLConfig, count, mlp_baseline
-from lib.common import optim, replicas, train_loop
+from lib.common import optim, train_loop
+from lib.toolbox import replicas
 
 MODELS = ("dsl", "mlp")
 

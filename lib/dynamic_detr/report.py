@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from lib.common import plotting, workdir as wd
+from lib.common import workdir as wd
 from lib.common.report import cell, machine_text, target
+from lib.toolbox import plotting
 
 # rows of a design alternative of the full method (not an ablation: no target on them)
 ALTERNATIVES = ("holistic_kept",)

@@ -3,8 +3,9 @@ results.md), `render` (the README block of `tools/results.py --paper=earth`), th
 plots."""
 from __future__ import annotations
 
-from lib.common import plotting, report
+from lib.common import report
 from lib.earth import baselines, model as model_lib
+from lib.toolbox import plotting
 
 BASELINES = ("persistence", "linear_ar", "gru", "gcn_gru")
 ABLATIONS = ("no_eano", "no_gltg", "no_xattn")

@@ -24,9 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import optim, replicas, train_loop
+from lib.common import optim, train_loop
 from lib.common import workdir as wd
 from lib.earth import data as data_lib
+from lib.toolbox import replicas
 
 LOSSES = ("l1", "mse")
 

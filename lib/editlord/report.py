@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common.report import cell, machine_text, target, verdict
-from lib.common.stats import sign_test_p  # noqa: F401  (re-exported: the report's own test name)
+from lib.toolbox.stats import sign_test_p  # noqa: F401  (re-exported: the report's own test name)
 
 METRIC_NAMES = {"correct": "tests pass", "fixed": "anti-patterns removed",
                 "success": "pass and all removed", "exact": "exact match", "parsed": "parses"}

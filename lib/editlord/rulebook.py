@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from lib.common import jsonl
+from lib.toolbox import jsonl
 from lib.editlord import patterns
 
 _SWITCH_RE = re.compile(r"^\s*switch from (.+?) to (.+?)\s*\.?\s*$", re.DOTALL | re.IGNORECASE)

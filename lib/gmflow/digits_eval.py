@@ -21,7 +21,7 @@ import numpy as np
 
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common import workdir as wd
 from lib.data import images
 from lib.gmflow import denoising, guidance, image_data, metrics, mixture, plots, samplers

@@ -3,7 +3,7 @@ saturation. numpy in, floats out (evaluation only; nothing here is differentiate
 
     sliced_wasserstein(x, y)        SW₂ over random directions (quantile matching)
     mmd_rbf(x, y)                   squared MMD, sum of Gaussian kernels (biased V-statistic)
-    frechet_distance, knn_precision_recall   from lib/common/sample_metrics.py
+    frechet_distance, knn_precision_recall   from lib/toolbox/sample_metrics.py
     saturation(images)              mean |2p − 1| of images in [0, 1] (grey-level analogue of
                                     the colour saturation of Sadat et al.; 1 = all pixels at 0/1)
     out_of_range(images)            fraction of pixels outside [0, 1] before clipping
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.common.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
+from lib.toolbox.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
 
 
 def sliced_wasserstein(x: np.ndarray, y: np.ndarray, num_projections: int = 256,

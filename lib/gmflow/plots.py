@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lib.common import plotting
+from lib.toolbox import plotting
 import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 

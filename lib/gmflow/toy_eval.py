@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common import workdir as wd
 from lib.gmflow import denoising, metrics, mixture, plots, samplers, toys
 from lib.gmflow.networks import GMFlowMLP

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lib.common import jsonl
+from lib.toolbox import jsonl
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.common.report import cell, target, verdict
 
 

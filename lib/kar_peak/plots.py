@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lib.common.plotting import save
+from lib.toolbox.plotting import save
 
 
 def _show(ax, img, title):

@@ -29,10 +29,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from lib.common import jsonl, optim, train_loop
+from lib.common import optim, train_loop
 from lib.lm import chat
 from lib.lm.model import LMConfig, forward, init_params
 from lib.lm.tokenizer import Tokenizer
+from lib.toolbox import jsonl
 
 
 def load_chat_jsonl(path: str) -> list[list[dict]]:

@@ -7,8 +7,9 @@ import os
 
 import numpy as np
 
-from lib.common import plotting, workdir as wd
+from lib.common import workdir as wd
 from lib.common.report import cell, machine_text, target, verdict
+from lib.toolbox import plotting
 
 
 def targets(runs: dict) -> dict:

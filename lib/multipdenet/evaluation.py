@@ -17,11 +17,12 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
-from lib.common import config as config_lib, metrics as metrics_lib, plotting, train_loop
+from lib.common import config as config_lib, metrics as metrics_lib, train_loop
 from lib.common import workdir as wd
 from lib.multipdenet import data as data_lib, metrics as mpn_metrics
 from lib.multipdenet.training import build_emulator, window_loss
 from lib.pde import navier_stokes
+from lib.toolbox import plotting
 
 NAMES = {"multipdenet": "MultiPDENet", "fno": "FNO", "unet": "UNet",
          "coarse_solver": "classical solver"}

@@ -13,7 +13,8 @@ import platform
 
 import numpy as np
 
-from lib.common import plotting, report, workdir as wd
+from lib.common import report, workdir as wd
+from lib.toolbox import plotting
 
 ORDER = ["multipdenet", "coarse_solver", "fno", "unet", "abl_frozen_filters", "abl_free_filters",
          "abl_no_minn", "abl_no_mann", "abl_euler", "abl_no_corrector"]

@@ -52,9 +52,10 @@ import numpy as np
 from absl import logging
 from jax.sharding import Mesh
 
-from lib.common import jsonl, workdir
+from lib.common import workdir
 from lib.common.progress import format_seconds
 from lib.pde import checks, downsampling, systems, trajectory
+from lib.toolbox import jsonl
 
 FORMAT_VERSION = 1
 METADATA = "metadata.json"

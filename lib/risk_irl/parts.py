@@ -20,12 +20,13 @@ import numpy as np
 from absl import logging
 
 from lib.common import config as config_lib
-from lib.common import paths, plotting
+from lib.common import paths
 from lib.risk_irl import caty, data, returns
 from lib.risk_irl.sweep import (caty_scores, expert_eta, noisy_expert, part_key, slope, summarise,
                                 tractor_grid)
 from lib.risk_irl import utilities as ut
 from lib.risk_irl.mdp import backward_induction
+from lib.toolbox import plotting
 
 
 def run_investment(config, plot_dir) -> dict:

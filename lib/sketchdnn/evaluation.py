@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.sketchdnn import diffusion, metrics
 from lib.sketchdnn import loss as loss_lib
 from lib.sketchdnn import sketch as sk

@@ -6,7 +6,7 @@ small sketch encoder trained here (`SketchEncoder`: an MLP on 32×32 rasterisati
 classifies the generator's family; penultimate layer = features).
 
     rasterize(x)              (N, S, 21) slot tensors -> (N, R, R) images in [0, 1]
-    frechet_distance, knn_precision_recall   from lib/common/sample_metrics.py
+    frechet_distance, knn_precision_recall   from lib/toolbox/sample_metrics.py
     validity(sketches)        dangling end points, closed profiles, type / count histograms
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import flax.linen as nn
 import jax
 import numpy as np
 
-from lib.common.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
+from lib.toolbox.sample_metrics import frechet_distance, knn_precision_recall  # noqa: F401
 from lib.sketchdnn import sketch as sk
 
 EXTENT = 1.1    # rasters cover [-EXTENT, EXTENT]²

@@ -333,10 +333,10 @@ def draw(ax, sketch, *, color: str = "k", lw: float = 1.2) -> None:
 
 
 def render_png(path: str, sketches, *, titles=(), cols: int = 8, title: str = "") -> str:
-    """Save a grid of sketches as a PNG through `lib.common.plotting.save`; returns path."""
+    """Save a grid of sketches as a PNG through `lib.toolbox.plotting.save`; returns path."""
     import matplotlib.pyplot as plt
 
-    from lib.common import plotting
+    from lib.toolbox import plotting
     n = len(sketches)
     if n == 0:
         raise SketchError("nothing to render")

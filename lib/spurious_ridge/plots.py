@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from lib.common import plotting
+from lib.toolbox import plotting
 from lib.spurious_ridge import theory
 
 

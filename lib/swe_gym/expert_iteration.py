@@ -18,13 +18,13 @@ almost every rollout fails, so many rollouts per instance are needed, repeated o
   line the prompt shows (with the line number meaning the same file). This is the
   paper's setting of fine-tuning on successful agent trajectories of a stronger agent.
 * `mcnemar_p(before, after)`: exact one-sided McNemar (sign) test of paired per-instance
-  outcomes (H1: `after` resolves more), on `lib.common.stats.sign_test_p`.
+  outcomes (H1: `after` resolves more), on `lib.toolbox.stats.sign_test_p`.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lib.common import stats
+from lib.toolbox import stats
 from lib.lm import chat
 from lib.lm.client import ChatResult
 from lib.swe_gym import policies

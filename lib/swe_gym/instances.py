@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 
-from lib.common import jsonl
+from lib.toolbox import jsonl
 
 FIELDS = ("repo", "instance_id", "base_commit", "patch", "test_patch", "problem_statement",
           "hints_text", "created_at", "version", "FAIL_TO_PASS", "PASS_TO_PASS",

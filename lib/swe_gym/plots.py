@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from lib.common import plotting, stats
+from lib.toolbox import plotting, stats
 from lib.common import workdir as wd
 from lib.swe_gym import report
 

@@ -6,7 +6,7 @@ README by tools/results.py --paper=swe_gym).
 """
 from __future__ import annotations
 
-from lib.common import stats
+from lib.toolbox import stats
 from lib.common.report import cell, machine_text, target, verdict
 
 

@@ -8,8 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.common import config as config_lib, plotting
+from lib.common import config as config_lib
 from lib.multipdenet import emulators, evaluation, metrics as mpn_metrics
+from lib.toolbox import plotting
 
 CONFIG = "configs/multipdenet/burgers.py:tiny"
 META = {"pde": "burgers", "coarse_grid": 4, "frame_dt": 0.1, "fields": ["u", "v"], "length": 1.0,

@@ -1,7 +1,7 @@
 """Expert iteration: grade cache, batched sampling pool, warm-start data, paired tests."""
 import pytest
 
-from lib.common import stats
+from lib.toolbox import stats
 from lib.lm import chat, client
 from lib.swe_gym import agent, expert_iteration, grader, policies, rft, runtime
 

@@ -22,9 +22,10 @@ import jax
 import numpy as np
 from absl import app, flags
 
-from lib.common import plotting, workdir as wd
+from lib.common import workdir as wd
 from lib.multipdenet import attractor
 from lib.pde import systems
+from lib.toolbox import plotting
 
 flags.DEFINE_integer("n", 64, "Grid.")
 flags.DEFINE_integer("n_ics", 4, "Initial conditions.")

@@ -11,7 +11,7 @@ every configuration per round, the order rotated each round), so a change of the
 load hits every configuration alike and the ratios, taken within this one run, stay
 comparable; the load average is recorded at the start and the end. The process is pinned to
 `--cores` before JAX starts (default one core, XLA's Eigen single-threaded:
-`lib.common.pinning`; `--cores=` leaves threads as XLA sets them).
+`tools/bench/pinning.py`; `--cores=` leaves threads as XLA sets them).
 
 Configurations (untrained parameters: the cost does not depend on their values, and no
 workdir or dataset is needed; only the config's metadata):
@@ -45,14 +45,17 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
 from lib.common import config as config_lib
-from lib.common import pinning, report
+from lib.common import report
 from lib.common import workdir as wd
 from lib.multipdenet import data as data_lib, emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet import training
 from lib.multipdenet.config_schema import validate
 from lib.pde import data_config, dataset as dataset_lib, navier_stokes
+from tools.bench import pinning
 
 flags.DEFINE_string("config", "configs/multipdenet/navier_stokes.py", "MultiPDENet config file.")
 flags.DEFINE_string("variant", "quick", "Config variant (tiny: a smoke run).")
@@ -64,7 +67,7 @@ flags.DEFINE_integer("macro_steps", 10, "Macro steps per timed call.")
 flags.DEFINE_integer("repeats", 7, "Interleaved timed rounds (median reported).")
 flags.DEFINE_bool("render", False, "Only rewrite the markdown from an existing --out JSON.")
 flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
-                  "(lib.common.pinning); empty (--cores=) pins nothing.")
+                  "(tools/bench/pinning.py); empty (--cores=) pins nothing.")
 flags.DEFINE_integer("grid_factor", 2, "The second grid is this multiple of the coarse grid "
                      "(Physics Block and spectral solver only; 1: coarse grid only).")
 FLAGS = flags.FLAGS

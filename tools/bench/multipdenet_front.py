@@ -55,12 +55,15 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from lib.common import config as config_lib, paths as paths_lib, pinning, report, workdir as wd
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from lib.common import config as config_lib, paths as paths_lib, report, workdir as wd
 from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
 from lib.multipdenet import statistics as stats_lib
 from lib.multipdenet.runs import load_run
 from lib.pde import dataset as dataset_lib
 from lib.pde.data_config import spec_from_config
+from tools.bench import pinning
 
 flags.DEFINE_string("system", "navier_stokes", "navier_stokes or burgers (lib.multipdenet.front.SYSTEMS).")
 flags.DEFINE_enum("variant", "full", ["full", "tiny"], "full: the front; tiny: a smoke run.")
@@ -79,7 +82,7 @@ flags.DEFINE_bool("accuracy_only", False, "Compute (and cache) the classical acc
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
 flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
-                  "(lib.common.pinning; one core also makes XLA's Eigen single-threaded); "
+                  "(tools/bench/pinning.py; one core also makes XLA's Eigen single-threaded); "
                   "empty (--cores=) pins nothing.")
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
@@ -259,7 +262,7 @@ def table(result: dict, compact: bool = False) -> str:
 
 
 def figure(result: dict, path: str) -> str:
-    from lib.common import plotting  # noqa: PLC0415
+    from lib.toolbox import plotting  # noqa: PLC0415
     return plotting.save(front_plots.front_figure(result), path)
 
 
@@ -440,7 +443,7 @@ def stats_table(stats: dict, compact: bool = False) -> str:
 
 
 def stats_figure(stats: dict, path: str) -> str:
-    from lib.common import plotting  # noqa: PLC0415
+    from lib.toolbox import plotting  # noqa: PLC0415
     return plotting.save(front_plots.stats_figure(stats), path)
 
 

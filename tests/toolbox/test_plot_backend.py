@@ -3,7 +3,7 @@ import os
 import subprocess
 import sys
 
-MODULES = ["lib.common.plotting", "lib.anova_tpnn.report", "lib.kar_peak.plots",
+MODULES = ["lib.toolbox.plotting", "lib.anova_tpnn.report", "lib.kar_peak.plots",
            "lib.latent_ate.report", "lib.gmflow.plots", "lib.adam_abc.plots"]
 
 

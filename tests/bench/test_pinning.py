@@ -1,11 +1,11 @@
-"""lib.common.pinning: the process's cores and XLA's flags, in a fresh interpreter."""
+"""tools/bench/pinning.py: the process's cores and XLA's flags, in a fresh interpreter."""
 import os
 import subprocess
 import sys
 
 import pytest
 
-from lib.common import pinning
+from tools.bench import pinning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -18,7 +18,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_one_core_pins_the_process_and_single_threads_eigen_before_jax_starts():
     core = min(os.sched_getaffinity(0))
-    out = _python(f"from lib.common import pinning; print(pinning.pin([{core}]))\n"
+    out = _python(f"from tools.bench import pinning; print(pinning.pin([{core}]))\n"
                   "import os, jax.numpy as jnp; print(float(jnp.ones(3).sum()))\n"
                   "print(sorted(os.sched_getaffinity(0)), os.environ['XLA_FLAGS'])")
     assert out.returncode == 0, out.stderr
@@ -29,7 +29,7 @@ def test_one_core_pins_the_process_and_single_threads_eigen_before_jax_starts():
 
 
 def test_pin_refuses_after_the_backend_started_and_a_core_it_may_not_use():
-    out = _python("import jax.numpy as jnp; jnp.ones(1)\nfrom lib.common import pinning\n"
+    out = _python("import jax.numpy as jnp; jnp.ones(1)\nfrom tools.bench import pinning\n"
                   "pinning.pin([min(__import__('os').sched_getaffinity(0))])")
     assert out.returncode != 0 and "before the first JAX computation" in out.stderr
     with pytest.raises(ValueError, match=r"cores \[100000\] are not available"):

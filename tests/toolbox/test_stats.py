@@ -1,9 +1,9 @@
-"""lib.common.stats against closed forms."""
+"""lib.toolbox.stats against closed forms."""
 import math
 
 import pytest
 
-from lib.common import stats
+from lib.toolbox import stats
 
 
 def test_sign_test_p_closed_forms():

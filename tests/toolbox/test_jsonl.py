@@ -1,7 +1,7 @@
-"""lib.common.jsonl: records with their `path:line`, and errors that name the bad line."""
+"""lib.toolbox.jsonl: records with their `path:line`, and errors that name the bad line."""
 import pytest
 
-from lib.common import jsonl
+from lib.toolbox import jsonl
 
 
 class CustomError(ValueError):
