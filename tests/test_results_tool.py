@@ -3,6 +3,7 @@ own flags, default workdir and block function come from its lib/<paper>/report.p
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -118,3 +119,62 @@ def test_declared_flags_match_the_block_function(paper):
         assert params is not None, "RESULTS_FLAGS without a results_block"
     if params is not None:
         assert params == ["results", "config", "workdir", *spec]
+
+
+def _published_run(tmp_path, **changes):
+    """A finished lm run with a targets tree, and a README with a `small` block."""
+    from lib.lm import report
+    results = {**LM_RESULTS, "targets": report.targets(LM_RESULTS), **changes}
+    workdir = _workdir(tmp_path / "run", results)
+    readme = tmp_path / "exp" / "README.md"
+    readme.parent.mkdir()
+    readme.write_text("<!-- results:small:begin -->\nold\n<!-- results:small:end -->\n")
+    return workdir, readme, results
+
+
+def test_publish_writes_the_runs_targets_and_provenance_beside_the_readme(tmp_path):
+    workdir, readme, results = _published_run(tmp_path)
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={workdir}", f"--readme={readme}",
+                "--tag=small", "--publish")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads((readme.parent / "results_small.json").read_text())
+    assert out["targets"] == results["targets"] == {
+        "held_out_exact_match": {"exact_match": 0.96, "threshold": 0.95, "met": True}}
+    assert (out["paper"], out["config"], out["readme_tag"], out["scale"], out["workdir"],
+            out["machine"], out["wall_s"]) == ("lm", "tiny", "small", "quick", str(workdir),
+                                               "x86_64, 2 CPU cores", 4.0)
+    assert "model" not in out and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00",
+                                               out["finished"])
+    assert proc.stdout.rstrip("\n") in readme.read_text()      # the block of the same run
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={workdir}", f"--readme={readme}",
+                "--tag=small", "--publish", "--scale=official")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((readme.parent / "results_small.json").read_text())["scale"] == "official"
+    assert [tool.scale_of({"tag": t}) for t in ("x_official", "x_gpu", "x_quick", None)] == [
+        "official", "gpu", "quick", "quick"]
+
+
+@pytest.mark.parametrize("case", ["missing", "incomplete", "no_targets"])
+def test_publish_refuses_a_run_without_finished_results(tmp_path, case):
+    workdir, readme, _ = _published_run(tmp_path, complete=case != "incomplete")
+    results = workdir / "results.json"
+    if case == "missing":
+        results.unlink()
+    if case == "no_targets":
+        results.write_text(json.dumps(LM_RESULTS))
+    before = readme.read_text()
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={workdir}", f"--readme={readme}",
+                "--tag=small", "--publish")
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = proc.stderr.strip()
+    assert "\n" not in line and line.startswith("--publish refused: ")
+    assert str(results) in line
+    assert {"missing": "run experiments/lm/main.py first", "incomplete": '"complete": false',
+            "no_targets": 'no "targets" tree'}[case] in line
+    assert readme.read_text() == before and not (readme.parent / "results_small.json").exists()
+
+
+def test_publish_needs_a_readme(tmp_path):
+    workdir, _, _ = _published_run(tmp_path)
+    proc = _run(tmp_path, "--paper=lm", f"--workdir={workdir}", "--publish")
+    assert proc.returncode == 1 and proc.stderr.strip().startswith("--publish needs --readme")

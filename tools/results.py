@@ -18,9 +18,18 @@ declares it in that module:
 
 A refused merge, a missing file or README marker (ValueError, FileNotFoundError) stops
 with its one line.
+
+`--publish` (with `--readme` and `--tag`) also writes `results_<TAG>.json` beside the README
+(atomically, after the splice, so the block and the file come from the same run): the run's
+"targets" tree, its top-level scalars (machine, wall_s, ...), the config's tag, the scale
+(quick / official / gpu: `--scale`, else read from the config's tag), the workdir and the
+time results.json was written. tools/results_page.py builds RESULTS.md from these files. A run
+without a finished results.json (missing, "complete": false, or no "targets") is refused
+with one line (exit 2) before anything is written.
 """
 from __future__ import annotations
 
+import datetime
 import importlib
 import os
 import sys
@@ -31,7 +40,7 @@ from lib.common import report, workdir as wd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KINDS = {"bool": flags.DEFINE_bool, "string": flags.DEFINE_string, "list": flags.DEFINE_list}
-
+SCALES = ("quick", "official", "gpu")     # = tools/results_page.py's SCALES
 
 
 def define_base_flags() -> None:
@@ -41,6 +50,10 @@ def define_base_flags() -> None:
     flags.DEFINE_string("workdir", None, "Run directory (default: the paper's).")
     flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the text.")
     flags.DEFINE_string("tag", "quick", "Name of the marked block in --readme.")
+    flags.DEFINE_bool("publish", False, "Also write the run's targets and provenance to "
+                      "results_<tag>.json beside --readme (for RESULTS.md).")
+    flags.DEFINE_enum("scale", None, SCALES, "The published run's scale (default: 'official' "
+                      "or 'gpu' when the config's tag names it, else 'quick').")
 
 
 def papers() -> list[str]:
@@ -65,13 +78,55 @@ def define_flags(paper: str):
     return module, extra
 
 
-def block(module, workdir: str, extra: dict, experiment: str) -> str:
-    """The module's text of the run in `workdir`; `extra` maps flag names to values."""
-    results = report.read_results(workdir, experiment)
+def block(module, workdir: str, extra: dict, experiment: str,
+          results: dict | None = None) -> str:
+    """The module's text of the run in `workdir` (its results.json, or `results` read from
+    it already); `extra` maps flag names to values."""
+    if results is None:
+        results = report.read_results(workdir, experiment)
     config = wd.read_json(os.path.join(workdir, wd.CONFIG))
     if hasattr(module, "results_block"):
         return module.results_block(results, config, workdir, **extra)
     return module.render(results, config)
+
+
+class Refused(Exception):
+    """A run that cannot be published; the message is the one line to print."""
+
+
+def finished(workdir: str, experiment: str) -> dict:
+    """The run's results.json when the run finished: it exists, does not say "complete":
+    false, and holds a "targets" tree; Refused naming the file otherwise."""
+    try:
+        results = report.read_results(workdir, experiment)
+    except FileNotFoundError as err:
+        raise Refused(f"--publish refused: {err}") from None
+    path = os.path.join(workdir, wd.RESULTS)
+    if results.get("complete") is False:
+        raise Refused(f"--publish refused: {path} says the run is not complete "
+                      "(\"complete\": false); rerun it to the end")
+    if not isinstance(results.get("targets"), dict) or not results["targets"]:
+        raise Refused(f"--publish refused: {path} has no \"targets\" tree")
+    return results
+
+
+def scale_of(config: dict) -> str:
+    """'official' or 'gpu' when the config's tag names one, else 'quick'."""
+    tag = str(config.get("tag", ""))
+    return next((s for s in ("gpu", "official") if s in tag), "quick")
+
+
+def published(results: dict, config: dict, paper: str, workdir: str, tag: str,
+              scale: str | None) -> dict:
+    """The results file `--publish` writes: the run's targets and top-level scalars, and
+    where they came from."""
+    path = os.path.join(workdir, wd.RESULTS)
+    when = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+    scalars = {k: v for k, v in results.items()
+               if isinstance(v, (str, int, float, bool)) or v is None}
+    return {**scalars, "paper": paper, "config": config.get("tag"), "readme_tag": tag,
+            "scale": scale or scale_of(config), "workdir": workdir,
+            "finished": when.isoformat(timespec="seconds"), "targets": results["targets"]}
 
 
 def main(argv: list[str]) -> None:
@@ -86,13 +141,29 @@ def main(argv: list[str]) -> None:
     def run(_):
         if module is None:
             raise SystemExit(f"--paper is required: one of {', '.join(known)}")
+        fl = flags.FLAGS
+        if fl.publish and not fl.readme:
+            raise SystemExit("--publish needs --readme: the block and the results file are "
+                             "written together")
         try:
-            text = block(module, flags.FLAGS.workdir, {k: f.value for k, f in extra.items()}, paper)
-            if flags.FLAGS.readme:
-                report.splice(flags.FLAGS.readme, flags.FLAGS.tag, text)
+            results = finished(fl.workdir, paper) if fl.publish else None
+        except Refused as err:
+            print(err, file=sys.stderr)
+            sys.exit(2)
+        try:
+            text = block(module, fl.workdir, {k: f.value for k, f in extra.items()}, paper,
+                         results)
+            if fl.readme:
+                report.splice(fl.readme, fl.tag, text)
         except (FileNotFoundError, ValueError) as err:
             raise SystemExit(str(err)) from None
         print(text)
+        if fl.publish:
+            out = os.path.join(os.path.dirname(fl.readme), f"results_{fl.tag}.json")
+            config = wd.read_json(os.path.join(fl.workdir, wd.CONFIG))
+            wd.write_json_atomic(out, published(results, config, paper, fl.workdir, fl.tag,
+                                                fl.scale))
+            print(f"published {out}", file=sys.stderr)
 
     app.run(run, argv)
 
