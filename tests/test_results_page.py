@@ -79,7 +79,27 @@ def test_verdict_and_number_are_read_from_the_target_records(toy, monkeypatch):
     both = (rp.Source("front.json", "good", "quick"), rp.Source("front.json", "bad", "gpu"))
     monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}", sources=both),))
     assert ("| [0.25](experiments/named/front.json) · [2](experiments/named/front.json) "
-            "(2 runs) | quick / gpu | **missed** |") in _row(rp.render(str(toy))[0], "NAMED")
+            "| quick / gpu | **missed** |") in _row(rp.render(str(toy))[0], "NAMED")
+    # a source's own number format; two files are two runs
+    two = (rp.Source("front.json", "good", "quick", number="good {value:.1f}"),
+           rp.Source("results_official.json", "bad", "official"))
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{value:g}", sources=two),))
+    (toy / "experiments/named/results_official.json").write_text(
+        (toy / "experiments/named/front.json").read_text())
+    assert ("| [good 0.2](experiments/named/front.json) · [2](experiments/named/"
+            "results_official.json) (2 runs) | quick / official | **missed** |"
+            ) in _row(rp.render(str(toy))[0], "NAMED")
+
+
+def test_a_scale_the_results_file_states_is_the_rows(toy, monkeypatch):
+    path = toy / "experiments/summary/results_official.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "scale": "gpu"}))
+    assert "| 1 of 2 targets met | gpu | **missed** |" in _row(rp.render(str(toy))[0], "SUMMARY")
+    monkeypatch.setattr(rp, "PAPERS", (_paper("summary", number="{value:g}", sources=(
+        rp.Source("results_official.json", "good", "official"),)),))
+    with pytest.raises(ValueError, match=r"summary/results_official.json: scale 'gpu', but "
+                                         r"PAPERS says 'official'"):
+        rp.render(str(toy))
 
 
 def test_check_names_each_stale_file_after_a_results_file_changes(toy):

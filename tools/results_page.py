@@ -42,11 +42,13 @@ CHECKED = ("yes", "peer", "no")
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """One target record: `experiments/<paper>/<file>`, its dotted path under "targets", and
-    the scale of the run that wrote it (one of SCALES)."""
+    """One target record: `experiments/<paper>/<file>`, its dotted path under "targets", the
+    scale of the run that wrote it (one of SCALES; a file that states its "scale" must agree)
+    and, when not the paper's, the format of its number."""
     file: str
     path: str
     scale: str
+    number: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +76,13 @@ PAPERS = (
           "DML on latent features: coverage 91–99 %, |bias| ≤ 0.1 interval half-widths",
           "yes", "`official` variant: the official code's nuisance set-up",
           "Results (quick, measured here)",
-          "README.md#Official set-up (complex design, n = 1000)"),
+          "README.md#Official set-up (complex design, n = 1000)",
+          number="bias {ratio:.2f} half-widths",
+          sources=tuple(Source("results_quick.json", f"{design}/dml_mlp_logit_latent/{what}",
+                               "quick", number)
+                        for design in ("label", "complex")
+                        for what, number in (("coverage", f"{design}: coverage {{value:.1%}}"),
+                                             ("bias", "")))),
     Paper("multipdenet", "MultiPDENet (flagship)",
           "a PDE-embedded network on a coarse grid simulates flow faster than a classical "
           "solver at equal accuracy",
@@ -295,16 +303,24 @@ def records(results: dict) -> list[tuple[str, dict]]:
 
 
 def record(root: str, key: str, source: Source) -> dict:
-    """The record `source` names; ValueError naming the file and the path when it is absent."""
+    """The record `source` names; ValueError naming the file and the path when it is absent,
+    or when the file states a scale other than the source's."""
     path = os.path.join("experiments", key, source.file)
-    found = dict(report.walk_targets(read(root, path).get("targets") or {}))
+    results = read(root, path)
+    if results.get("scale", source.scale) != source.scale:
+        raise ValueError(f"{path}: scale {results['scale']!r}, but PAPERS says {source.scale!r}")
+    found = dict(report.walk_targets(results.get("targets") or {}))
     if source.path not in found:
         raise ValueError(f"{path}: no target record at {source.path!r} under \"targets\"")
     return found[source.path]
 
 
-def scale_of(path: str) -> str:
-    """The scale a results file's name states (results_<scale>.json), else "quick"."""
+def scale_of(root: str, path: str) -> str:
+    """The scale a results file states (its "scale", as tools/results.py --publish writes it),
+    else the one its name states (results_<scale>.json), else "quick"."""
+    stated = read(root, path).get("scale")
+    if stated in SCALES:
+        return stated
     stem = os.path.splitext(os.path.basename(path))[0]
     named = stem.split("_", 1)[1] if "_" in stem else ""
     return named if named in SCALES else "quick"
@@ -322,10 +338,11 @@ def row(root: str, paper: Paper) -> Row:
     """A paper's row: from its named sources, else from all its committed records."""
     if paper.sources:
         recs = [record(root, paper.key, s) for s in paper.sources]
-        numbers = [f"[{paper.number.format(**r)}](experiments/{paper.key}/{s.file})"
-                   for s, r in zip(paper.sources, recs)]
+        numbers = [f"[{(s.number or paper.number).format(**r)}]"
+                   f"(experiments/{paper.key}/{s.file})" for s, r in zip(paper.sources, recs)]
         scales = sorted({s.scale for s in paper.sources}, key=SCALES.index)
-        runs = f" ({len(recs)} runs)" if len(recs) > 1 else ""
+        files = {s.file for s in paper.sources}
+        runs = f" ({len(files)} runs)" if len(files) > 1 else ""
         return Row(paper, paper.target.format(**recs[0]), " · ".join(numbers) + runs,
                    " / ".join(scales), verdict([report.met_of(r) for r in recs]))
     files = [(p, records(read(root, p))) for p in committed(root, paper.key)]
@@ -333,7 +350,7 @@ def row(root: str, paper: Paper) -> Row:
     if not recs:
         return Row(paper, paper.target, "—", "—", "no results file")
     mets = [report.met_of(r) for r in recs]
-    scales = sorted({scale_of(p) for p, rs in files if rs}, key=SCALES.index)
+    scales = sorted({scale_of(root, p) for p, rs in files if rs}, key=SCALES.index)
     return Row(paper, paper.target, f"{sum(m is True for m in mets)} of {len(mets)} targets met",
                " / ".join(scales), verdict(mets))
 
