@@ -115,8 +115,8 @@ def add_noise(u0: jax.Array, key: jax.Array, noise_std: float) -> jax.Array:
 
 
 def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> train_loop.Task:
-    opt = optim.make_optimizer(optim_block(config), config.train.num_steps)
-    t = config.train
+    block, t = optim_block(config), config.train
+    opt = optim.make_optimizer(block, t.num_steps)
     window, bs, seed = t.window, t.batch_size, t.seed
     windows = tuple(t.window_curriculum) or (window,)
     levers = dict(pushforward=t.pushforward, corr_weight=t.corr_weight, remat=t.remat)
@@ -138,5 +138,4 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
         return {k: v[rows] for k, v in batch.items()}
 
     return train_loop.Task(init_state, train_step, batch_fn, bs,
-                           learning_rate=optim.make_schedule(optim_block(config),
-                                                             config.train.num_steps))
+                           learning_rate=optim.make_schedule(block, t.num_steps))
