@@ -91,6 +91,21 @@ def test_verdict_and_number_are_read_from_the_target_records(toy, monkeypatch):
             ) in _row(rp.render(str(toy))[0], "NAMED")
 
 
+def test_a_source_naming_a_subtree_counts_its_outermost_records(toy, monkeypatch):
+    tree = {"slopes": {"a": {"avg": report.target(True), "min": report.target(False)},
+                       "b": report.target(True, per=[report.target(False)])}}
+    (toy / "experiments/named/results_quick.json").write_text(json.dumps({"targets": tree}))
+    subtree = (rp.Source("results_quick.json", "slopes", "quick"),)
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{n_met} of {n}",
+                                              sources=subtree),))
+    assert "| [2 of 3](experiments/named/results_quick.json) | quick | **missed** |" in _row(
+        rp.render(str(toy))[0], "NAMED")
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{n_met} of {n}", sources=(
+        rp.Source("results_quick.json", "slopes.a", "quick"),)),))
+    assert "| [1 of 2](experiments/named/results_quick.json) |" in _row(rp.render(str(toy))[0],
+                                                                       "NAMED")
+
+
 def test_a_scale_the_results_file_states_is_the_rows(toy, monkeypatch):
     path = toy / "experiments/summary/results_official.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "scale": "gpu"}))

@@ -303,16 +303,22 @@ def records(results: dict) -> list[tuple[str, dict]]:
 
 
 def record(root: str, key: str, source: Source) -> dict:
-    """The record `source` names; ValueError naming the file and the path when it is absent,
-    or when the file states a scale other than the source's."""
+    """The record `source` names. A path that names a subtree of records stands for all of
+    them: {"n": how many, "n_met": how many met, "met": all met} over its outermost records.
+    ValueError naming the file and the path when there is none, or when the file states a
+    scale other than the source's."""
     path = os.path.join("experiments", key, source.file)
     results = read(root, path)
     if results.get("scale", source.scale) != source.scale:
         raise ValueError(f"{path}: scale {results['scale']!r}, but PAPERS says {source.scale!r}")
     found = dict(report.walk_targets(results.get("targets") or {}))
-    if source.path not in found:
+    if source.path in found:
+        return found[source.path]
+    under = [r for p, r in records(results) if p.startswith(source.path + ".")]
+    if not under:
         raise ValueError(f"{path}: no target record at {source.path!r} under \"targets\"")
-    return found[source.path]
+    mets = [report.met_of(r) for r in under]
+    return {"n": len(mets), "n_met": sum(mets), "met": all(mets)}
 
 
 def scale_of(root: str, path: str) -> str:
