@@ -3,8 +3,9 @@
 `train_and_evaluate(config, workdir)` is the whole experiment (importable from tests and
 notebooks); `main.py` only parses flags. Data flow:
 
-    config -> validate -> dataset (generated under data_root if not cached; lib/pde)
-      -> emulator (MultiPDENet | FNO | UNet | classical solver on the coarse grid)
+    config -> runs.setup: validate, prepare the workdir, dataset (generated under
+      data_root if not cached; lib/pde), emulator (MultiPDENet | FNO | UNet | classical
+      solver on the coarse grid)
       -> lib.common.train_loop (BPTT over windows of `train.window` macro steps; a
          validation rollout error every `train.checkpoint_every` steps)
       -> rollouts of the test trajectories -> RMSE, MAE, MNAD, HCT, correlation(t), for the
@@ -13,7 +14,8 @@ notebooks); `main.py` only parses flags. Data flow:
          headline numbers
 
 The pieces live in lib/multipdenet: `config_schema` (keys, defaults, rules), `training`
-(emulator, optimiser, task), `evaluation` (rollouts, scores, plots), `runs` (`load_run`).
+(emulator, optimiser, task), `evaluation` (rollouts, scores, plots), `runs` (`setup`,
+`load_run`).
 """
 from __future__ import annotations
 
@@ -23,38 +25,28 @@ import time
 import jax
 from absl import logging
 
-from lib.common import config as config_lib, mesh as mesh_lib, train_loop, workdir as wd
-from lib.multipdenet import data as data_lib, emulators
-from lib.multipdenet.config_schema import ADDED_KEYS, RENAMED_KEYS, validate
+from lib.common import mesh as mesh_lib, train_loop, workdir as wd
+from lib.multipdenet import emulators
 from lib.multipdenet.evaluation import (evaluate, evaluate_classical, headline, validation,
                                         write_plots)
-from lib.multipdenet.training import build_emulator, make_task
+from lib.multipdenet.runs import setup
+from lib.multipdenet.training import make_task
 
 
 def train_and_evaluate(config, workdir: str) -> dict:
     """Run the experiment in `workdir`; returns the results dict, whose "baselines" holds
     the classical solver's scores when the model is learned (`guards.Preempted` on SIGTERM:
     nothing is written, the same command resumes)."""
-    validate(config)
-    mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
-    primary = mesh_lib.is_primary()
-    wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary, added=ADDED_KEYS,
-               renamed=RENAMED_KEYS)
-
-    data = data_lib.load_or_generate(
-        config.dataset, config.data_root,
-        mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None,
-        frame_stride=config.model.frame_stride)
-    metadata = data["metadata"]
+    run = setup(config, workdir, data_mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None)
+    data, metadata, emulator, primary = run.data, run.metadata, run.emulator, mesh_lib.is_primary()
     logging.info("dataset %s (%s): train %s, test %s", data["path"],
                  "cached" if data["cached"] else "generated", data["train"].shape, data["test"].shape)
 
-    emulator = build_emulator(config, metadata)
     t0 = time.perf_counter()
     if emulator.trainable:
         task = make_task(config, emulator, data["train"])
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
-                                  workdir=workdir, mesh=mesh,
+                                  workdir=workdir, mesh=run.mesh,
                                   validation=validation(config, emulator, data["train"]))
         params = result.state["params"]
         resumed_from = result.resumed_from

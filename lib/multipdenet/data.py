@@ -42,14 +42,25 @@ def strided(metadata: dict, frame_stride: int) -> dict:
 
 
 def load_or_generate(dataset_config, root: str, mesh=None, frame_stride: int = 1) -> dict[str, Any]:
-    """The dataset that `dataset_config` (a `configs/pde_data` config) describes, read every
-    `frame_stride`-th frame (`strided`).
+    """The dataset that `dataset_config` (a `configs/pde_data` config, checked here:
+    `spec_from_config`) describes, read every `frame_stride`-th frame (`strided`): see `load`."""
+    return load(spec_from_config(dataset_config), root, mesh, frame_stride)
+
+
+def spec_of(dataset_config) -> dataset_lib.DatasetSpec:
+    """The `DatasetSpec` of a dataset config that is already checked (a MultiPDENet config's
+    `dataset` after `config_schema.validate`); nothing is checked again."""
+    return dataset_lib.DatasetSpec(pde=dataset_config.pde, params=dataset_config.params.to_dict(),
+                                   **dataset_config.data.to_dict())
+
+
+def load(spec: dataset_lib.DatasetSpec, root: str, mesh=None, frame_stride: int = 1) -> dict[str, Any]:
+    """The dataset of `spec`, read every `frame_stride`-th frame (`strided`).
 
     Generated under `root` (a relative root is under the repository root; steps/s and ETA
     in the log) when no identical one is cached there (`lib.pde.dataset`). Returns `{"metadata", "path", "cached", "train",
     "test"}` with channels-last float arrays `(n, T, *grid, C)`.
     """
-    spec = spec_from_config(dataset_config)
     root = paths.resolve(root)               # a relative root is under the repository root
     metadata = dataset_lib.dataset_metadata(spec)
     total = metadata["warmup_steps"] + (metadata["n_frames"] - 1) * metadata["save_every"]

@@ -1,4 +1,5 @@
-"""Finished MultiPDENet runs, for tools, notebooks and benchmarks: `load_run` (config,
+"""MultiPDENet runs: `setup` (a config checked once, its dataset and emulator: where the
+experiment, the tools and the benchmarks start) and, for finished runs, `load_run` (config,
 dataset, emulator, trained parameters), `export_run` / `load_exported` (a run's weights as a
 small folder that can be committed and loaded without its dataset) and `evaluate_transfer`
 (a trained run on a dataset with other settings)."""
@@ -12,14 +13,52 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import checkpoint, config as config_lib, train_loop, workdir as wd
+from lib.common import checkpoint, config as config_lib, mesh as mesh_lib, train_loop
+from lib.common import workdir as wd
 from lib.multipdenet import data as data_lib, emulators
 from lib.multipdenet.config_schema import ADDED_KEYS, RENAMED_KEYS, validate
 from lib.multipdenet.evaluation import evaluate
 from lib.multipdenet.training import build_emulator, make_task
-from lib.pde import data_config, dataset as dataset_lib
+from lib.pde import dataset as dataset_lib
 
 PARAMS, REFERENCE = "params.npz", "reference.npz"
+
+
+class Setup(NamedTuple):
+    """What a MultiPDENet run starts from: see `setup`."""
+
+    config: Any
+    spec: dataset_lib.DatasetSpec
+    metadata: dict
+    data: dict | None
+    emulator: emulators.Emulator
+    mesh: Any
+
+
+def setup(config, workdir: str | None = None, load_data: bool = True, data_mesh=None) -> Setup:
+    """`config` checked once (`config_schema.validate`: a `ConfigError` naming the key), its
+    dataset and the emulator it names.
+
+    With `workdir` (a training run) the run's mesh (`config.mesh`, else `Setup.mesh` is
+    None) is made and the workdir prepared (`wd.prepare`: it refuses another run's workdir)
+    before any data is read. `load_data`: `Setup.data` is the dataset (`data.load`: made
+    under `config.data_root` if not cached there, over `data_mesh` if given); False reads
+    nothing and leaves it None. `metadata` is the dataset's as the model reads it (every
+    `model.frame_stride`-th frame).
+    """
+    validate(config)
+    mesh = None
+    if workdir is not None:
+        mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
+        wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
+                   added=ADDED_KEYS, renamed=RENAMED_KEYS)
+    spec, stride = data_lib.spec_of(config.dataset), config.model.frame_stride
+    if load_data:
+        data = data_lib.load(spec, config.data_root, data_mesh, stride)
+        metadata = data["metadata"]
+    else:
+        data, metadata = None, data_lib.strided(dataset_lib.dataset_metadata(spec), stride)
+    return Setup(config, spec, metadata, data, build_emulator(config, metadata), mesh)
 
 
 class Run(NamedTuple):
@@ -62,15 +101,12 @@ def load_run(workdir: str, data_root: str | None = None, step: int | None = None
     config = run_config(workdir)
     if data_root:
         config = config_lib.apply_overrides(config, {"data_root": data_root})
-    validate(config)
-    data = data_lib.load_or_generate(config.dataset, config.data_root,
-                                     frame_stride=config.model.frame_stride)
-    emulator = build_emulator(config, data["metadata"])
-    if not emulator.trainable:
-        return Run(config, data, emulator, {}, 0)
-    state, step = train_loop.restore_trained(make_task(config, emulator, data["train"]), workdir,
-                                             config.train.seed, step=step)
-    return Run(config, data, emulator, state["params"], step)
+    s = setup(config)
+    if not s.emulator.trainable:
+        return Run(config, s.data, s.emulator, {}, 0)
+    state, step = train_loop.restore_trained(make_task(config, s.emulator, s.data["train"]),
+                                             workdir, config.train.seed, step=step)
+    return Run(config, s.data, s.emulator, state["params"], step)
 
 
 def export_run(workdir: str, out: str, n_frames: int = 10) -> str:
@@ -109,16 +145,12 @@ def load_exported(folder: str) -> Run:
     """A folder `export_run` wrote, as a `Run` whose `data` holds only the dataset's
     `metadata` (computed from the config, no dataset is generated) and the `reference`
     rollout {"u0", "frames", "truth", "step"}. CheckpointMismatch when the code's model differs."""
-    config = run_config(folder)
-    validate(config)
-    metadata = data_lib.strided(dataset_lib.dataset_metadata(
-        data_config.spec_from_config(config.dataset)), config.model.frame_stride)
-    emulator = build_emulator(config, metadata)
+    s = setup(run_config(folder), load_data=False)
     with np.load(os.path.join(folder, REFERENCE)) as f:
         reference = {k: f[k] for k in f.files}
-    like = jax.eval_shape(emulator.init, jax.random.key(0), jnp.asarray(reference["u0"])[None])
+    like = jax.eval_shape(s.emulator.init, jax.random.key(0), jnp.asarray(reference["u0"])[None])
     params = checkpoint.load_params(os.path.join(folder, PARAMS), like)
-    return Run(config, {"metadata": metadata, "reference": reference}, emulator, params,
+    return Run(s.config, {"metadata": s.metadata, "reference": reference}, s.emulator, params,
                int(reference["step"]))
 
 
@@ -134,10 +166,8 @@ def evaluate_transfer(workdir: str, dataset_overrides: dict, name: str,
     config = config_lib.apply_overrides(
         config, {f"dataset.{k}": v for k, v in dataset_overrides.items()}
         | ({"data_root": data_root} if data_root else {}))
-    validate(config)
-    data = data_lib.load_or_generate(config.dataset, config.data_root,
-                                     frame_stride=config.model.frame_stride)
-    emulator = build_emulator(config, data["metadata"])
+    s = setup(config)
+    data, emulator = s.data, s.emulator
     params = {}
     if emulator.trainable:  # parameter shapes do not depend on the grid or the data
         task = make_task(config, emulator, data["train"])

@@ -9,10 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from experiments.multipdenet import train
 from lib.common import config as config_lib, workdir as wd
 from lib.common.config import ConfigError
-from lib.multipdenet import model as mp
+from lib.multipdenet import config_schema, model as mp
 from lib.multipdenet.runs import run_config
 
 N, DT = 16, 0.02
@@ -103,7 +102,7 @@ def test_corrector_every_errors():
     assert config.model.corrector_every == "stage"  # the paper's stays the default
     bad = config_lib.apply_overrides(config, {"model.corrector_every": "always"})
     with pytest.raises(ConfigError, match="model.corrector_every"):
-        train.validate(bad)
+        config_schema.validate(bad)
 
 
 def test_workdir_written_before_the_key_resumes_and_loads(tmp_path):
@@ -116,8 +115,8 @@ def test_workdir_written_before_the_key_resumes_and_loads(tmp_path):
         json.dump(old, f)
     loaded = run_config(workdir)
     assert loaded.model.corrector_every == "stage"
-    train.validate(loaded)
-    wd.prepare(workdir, config_lib.to_json_dict(config), added=train.ADDED_KEYS)  # resumes
+    config_schema.validate(loaded)
+    wd.prepare(workdir, config_lib.to_json_dict(config), added=config_schema.ADDED_KEYS)  # resumes
     micro = config_lib.apply_overrides(config, {"model.corrector_every": "micro"})
     with pytest.raises(ValueError, match="corrector_every"):
-        wd.prepare(workdir, config_lib.to_json_dict(micro), added=train.ADDED_KEYS)
+        wd.prepare(workdir, config_lib.to_json_dict(micro), added=config_schema.ADDED_KEYS)

@@ -10,8 +10,9 @@ import pytest
 from experiments.multipdenet import train
 from lib.common import config as config_lib
 from lib.multipdenet import data as data_lib, emulators, evaluation, metrics as mpn_metrics
-from lib.multipdenet.runs import evaluate_transfer
-from lib.multipdenet.training import window_loss
+from lib.multipdenet.config_schema import validate
+from lib.multipdenet.runs import evaluate_transfer, setup
+from lib.multipdenet.training import build_emulator, make_task, window_loss
 from tests import experiment_runs
 
 CONFIG = "configs/multipdenet/burgers.py:tiny"
@@ -79,9 +80,8 @@ def test_rerun_resumes_and_reproduces_and_prints_the_headline_last(tiny_run, dat
 
 def test_one_train_step_lowers_the_loss_on_a_fixed_batch(data_root):
     config = _config(data_root, **{"optim.lr": 1e-4, "optim.warmup": 0})
-    data = data_lib.load_or_generate(config.dataset, data_root)
-    emulator = train.build_emulator(config, data["metadata"])
-    task = train.make_task(config, emulator, data["train"])
+    run = setup(config)
+    emulator, task = run.emulator, make_task(config, run.emulator, run.data["train"])
     state = task.init_state(jax.random.key(0))
     batch = jax.tree.map(jnp.asarray, task.batch_fn(0, slice(None)))
     step = jax.jit(task.train_step)
@@ -100,7 +100,7 @@ def test_frozen_filters_without_networks_is_the_coarse_classical_solver(data_roo
                                    "model.micro_net": "none", "model.macro_net": "none"})
     data = data_lib.load_or_generate(config.dataset, data_root)
     meta = data["metadata"]
-    mpn = train.build_emulator(config, meta)
+    mpn = build_emulator(config, meta)
     classical = emulators.coarse_solver(meta, steps_per_frame=config.model.n_micro)
     u0 = jnp.asarray(data["test"][:, 0])
     a = mpn.rollout(mpn.init(jax.random.key(0), u0), u0, 5)
@@ -137,7 +137,7 @@ def test_frame_stride_reads_every_kth_frame_and_spans_them_in_one_macro_step(dat
     one = _config(data_root, **none)
     two = _config(data_root, **{**none, "model.frame_stride": 2, "model.n_micro": 4,
                                 "train.window": 2})
-    train.validate(two)
+    validate(two)
     d1 = data_lib.load_or_generate(one.dataset, data_root)
     d2 = data_lib.load_or_generate(two.dataset, data_root, frame_stride=2)
     for split in ("train", "test"):
@@ -147,8 +147,8 @@ def test_frame_stride_reads_every_kth_frame_and_spans_them_in_one_macro_step(dat
     assert m2["n_frames"] == d2["test"].shape[1] == (m1["n_frames"] + 1) // 2
     assert data_lib.strided(m1, 1) is m1
     u0 = jnp.asarray(d1["test"][:, 0])
-    a = train.build_emulator(two, m2)
-    b = train.build_emulator(one, m1)
+    a = build_emulator(two, m2)
+    b = build_emulator(one, m1)
     ra, rb = a.rollout(a.init(jax.random.key(0), u0), u0, 3), b.rollout(b.init(jax.random.key(0), u0), u0, 6)
     np.testing.assert_allclose(ra, rb[1::2], atol=2e-5)
     assert float(jnp.max(jnp.abs(ra[0] - rb[0]))) > 1e-3   # one ΔT of stride 2 is not one of stride 1
@@ -185,10 +185,8 @@ def test_window_curriculum_trains_each_phase_on_its_window(data_root):
     """`train.window_curriculum` (2, 3) over 4 steps: the loss of steps 0-1 is the 2-step
     window's, of steps 2-3 the 3-step window's, on the same (3-frame) batch."""
     config = _config(data_root, **{"train.window": 3, "train.window_curriculum": (2, 3)})
-    train.validate(config)
-    data = data_lib.load_or_generate(config.dataset, data_root)
-    emulator = train.build_emulator(config, data["metadata"])
-    task = train.make_task(config, emulator, data["train"])
+    run = setup(config)
+    emulator, task = run.emulator, make_task(config, run.emulator, run.data["train"])
     state = task.init_state(jax.random.key(0))
     batch = jax.tree.map(jnp.asarray, task.batch_fn(0, slice(None)))
     assert batch["target"].shape[1] == 3
@@ -206,7 +204,7 @@ def test_window_curriculum_trains_each_phase_on_its_window(data_root):
 def test_window_curriculum_must_end_at_the_window(data_root):
     config = _config(data_root, **{"train.window": 3, "train.window_curriculum": (1, 2)})
     with pytest.raises(config_lib.ConfigError, match="window_curriculum.*end at train.window = 3"):
-        train.validate(config)
+        validate(config)
 
 
 def test_export_loads_without_the_dataset_and_reproduces_its_reference(tiny_run, tmp_path):

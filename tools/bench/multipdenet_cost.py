@@ -50,11 +50,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from lib.common import config as config_lib
 from lib.common import report
 from lib.common import workdir as wd
-from lib.multipdenet import data as data_lib, emulators, front
+from lib.multipdenet import emulators, front
 from lib.multipdenet import model as mpn
 from lib.multipdenet import training
-from lib.multipdenet.config_schema import validate
-from lib.pde import data_config, dataset as dataset_lib, navier_stokes
+from lib.multipdenet.runs import setup
+from lib.pde import navier_stokes
 from tools.bench import pinning
 
 flags.DEFINE_string("config", "configs/multipdenet/navier_stokes.py", "MultiPDENet config file.")
@@ -145,9 +145,7 @@ def benchmark() -> dict:
     config = config_lib.apply_overrides(config_lib.load_config(source), overrides)
     if overrides:
         source += " with " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
-    validate(config)
-    meta = data_lib.strided(dataset_lib.dataset_metadata(data_config.spec_from_config(config.dataset)),
-                            config.model.frame_stride)
+    meta = setup(config, load_data=False).metadata
     if meta["pde"] != "navier_stokes" or config.model.name != "multipdenet":
         raise ValueError(f"{source}: the benchmark needs a MultiPDENet config on navier_stokes, "
                          f"got model {config.model.name!r} on {meta['pde']!r}")

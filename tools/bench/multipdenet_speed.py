@@ -47,12 +47,10 @@ from absl import app, flags
 from lib.common import config as config_lib
 from lib.common import train_loop
 from lib.common import workdir as wd
-from lib.multipdenet import data as data_lib
 from lib.multipdenet import emulators
 from lib.multipdenet import metrics as mpn_metrics
-from lib.multipdenet.config_schema import validate
-from lib.multipdenet.runs import load_run
-from lib.multipdenet.training import build_emulator, make_task
+from lib.multipdenet.runs import load_run, setup
+from lib.multipdenet.training import make_task
 from lib.pde import dataset as dataset_lib
 from lib.pde import downsampling, systems
 
@@ -116,13 +114,15 @@ def _scores(pred: np.ndarray, truth: np.ndarray, frame_dt: float, threshold: flo
 # ----------------------------------------------------------------------------- setup
 
 
-def load() -> tuple[Any, dict, Any, train_loop.Task, str, dict]:
-    """(config, data, params, task, source, info): `--workdir`'s trained run (its config.json
-    and newest checkpoint, via `runs.load_run`), else `--config:--variant` untrained."""
+def load() -> tuple[Any, dict, emulators.Emulator, Any, train_loop.Task, str, dict]:
+    """(config, data, emulator, params, task, source, info): `--workdir`'s trained run (its
+    config.json and newest checkpoint, via `runs.load_run`), else `--config:--variant`
+    untrained (`runs.setup`)."""
     info = {"trained": False, "workdir": FLAGS.workdir or None, "checkpoint_step": None}
     if FLAGS.workdir:
         run = load_run(FLAGS.workdir, FLAGS.data_root)
-        config, data, params, source = run.config, run.data, run.params, FLAGS.workdir
+        config, data, emulator, params = run.config, run.data, run.emulator, run.params
+        source = FLAGS.workdir
         info.update(trained=True, checkpoint_step=int(run.step))
         results = os.path.join(FLAGS.workdir, wd.RESULTS)
         if os.path.isfile(results):
@@ -132,17 +132,15 @@ def load() -> tuple[Any, dict, Any, train_loop.Task, str, dict]:
         config = config_lib.load_config(source)
         if FLAGS.data_root:
             config = config_lib.apply_overrides(config, {"data_root": FLAGS.data_root})
-        validate(config)
-        data = data_lib.load_or_generate(config.dataset, config.data_root)
-        params = None
+        run = setup(config)
+        data, emulator, params = run.data, run.emulator, None
     if config.dataset.pde != "navier_stokes" or config.model.name != "multipdenet":
         raise ValueError(f"{source}: the benchmark needs a MultiPDENet config on navier_stokes, "
                          f"got model {config.model.name!r} on {config.dataset.pde!r}")
-    emulator = build_emulator(config, data["metadata"])
     task = make_task(config, emulator, data["train"])
     if params is None:
         params = jax.jit(task.init_state)(jax.random.key(config.train.seed))["params"]
-    return config, data, params, task, source, info
+    return config, data, emulator, params, task, source, info
 
 
 def regenerate_fine_initial_velocity(config, metadata: dict) -> np.ndarray:
@@ -184,7 +182,7 @@ def solver_grids(metadata: dict) -> list[int]:
 
 def benchmark() -> dict:
     t_start = time.perf_counter()
-    config, data, params, task, source, params_info = load()
+    config, data, emulator, params, task, source, params_info = load()
     meta = data["metadata"]
     test = data["test"]
     n_steps = config.eval.n_steps if config.eval.n_steps > 0 else test.shape[1] - 1
@@ -193,7 +191,6 @@ def benchmark() -> dict:
     memory: dict[str, Any] = {"max_rss_mib_after_data": _max_rss_mib()}
 
     # (a) MultiPDENet on the coarse grid
-    emulator = build_emulator(config, meta)
     mpn_fn = lambda p, u: jnp.swapaxes(emulator.rollout(p, u, n_steps), 0, 1)
     compiled, compile_s, footprint = _compile(mpn_fn, params, u0)
     wall, times, pred = _timed(compiled, params, u0)
