@@ -29,9 +29,9 @@ import jax
 import numpy as np
 from absl import flags, logging
 
-from lib.common import cli, mesh as mesh_lib, progress as progress_lib
+from lib.common import cli, config as config_lib, mesh as mesh_lib, progress as progress_lib
 from lib.pde import dataset, navier_stokes, systems
-from lib.pde.data_config import spec_from_config
+from lib.pde.data_config import SpecError, spec_from_config
 from lib.toolbox import plotting
 
 flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D systems).")
@@ -87,7 +87,10 @@ def _plot(spec: dataset.DatasetSpec, metadata: dict, path: str, workdir: str) ->
 
 def make_dataset(config, workdir: str) -> str:
     """Validate `config`, generate its dataset under `workdir` (or reuse it); returns the path."""
-    spec = spec_from_config(config)
+    try:
+        spec = spec_from_config(config)
+    except SpecError as err:   # a key or value the schema refuses: one line, exit 2
+        raise config_lib.ConfigError(str(err)) from None
     metadata = dataset.dataset_metadata(spec)
     mesh = mesh_lib.make_mesh() if jax.device_count() > 1 else None
     total = metadata["warmup_steps"] + (metadata["n_frames"] - 1) * metadata["save_every"]

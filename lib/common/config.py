@@ -472,8 +472,10 @@ def validate(
 ) -> ml_collections.ConfigDict:
     """Check `config` against `schema` (exact key set, types, ranges), then `checks`.
 
-    `checks` are cross-field functions that raise `ConfigError` themselves (e.g. "the
-    window must be shorter than the trajectories"). Returns the config unchanged.
+    A rule is any object with `check(key, value)`; a ValueError it raises is raised as a
+    `ConfigError` with the same message. `checks` are cross-field functions that raise
+    `ConfigError` themselves (e.g. "the window must be shorter than the trajectories").
+    Returns the config unchanged.
     """
     flat = flatten(config)
     unknown = sorted(set(flat) - set(schema))
@@ -487,7 +489,12 @@ def validate(
     if missing:
         raise ConfigError(f"config is missing required key(s) {missing}")
     for key, rule in schema.items():
-        rule.check(key, flat[key])
+        try:
+            rule.check(key, flat[key])
+        except ConfigError:
+            raise
+        except ValueError as err:   # a rule of a layer below the harness (lib.pde.data_config)
+            raise ConfigError(str(err)) from None
     for check in checks:
         check(config)
     return config
