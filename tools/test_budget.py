@@ -1,0 +1,162 @@
+"""Where the test suite's time goes: the slowest tests (setup / call / teardown), per file and per
+package, from pytest's `--durations` report.
+
+    python3 tools/test_budget.py --out=/tmp/budget tests/cades tests/pde   # run pytest per path
+    python3 tools/test_budget.py --out=/tmp/budget --log=pytest.log        # read a saved report
+
+With paths, each path runs in its own `python3 -m pytest -q --durations=0 --durations-min=0`
+(sequentially, in this process's environment) and its CPU time (user + system of pytest and
+every process it waited for: subprocess tests, notebook kernels) is recorded beside the wall
+time. CPU time is what adds up to the suite's wall time on idle cores; wall time on a shared
+machine is not. With `--log`, a file holding pytest's output of a `--durations=0` run is read
+instead (no CPU figure). Writes `<out>/budget.json` and `<out>/budget.md`, and prints the
+markdown. A module fixture's cost shows as the setup of the first test that uses it.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PHASES = ("setup", "call", "teardown")
+# one row of pytest's "slowest durations" section: "12.34s call     tests/a/test_b.py::test_c"
+ROW = re.compile(r"^\s*(\d+(?:\.\d+)?)s (setup|call|teardown)\s+(\S.*?)\s*$")
+HEADER = re.compile(r"^=+ slowest (\d+ )?durations =+$")
+SUMMARY = re.compile(r"^=+ .*\b(passed|failed|error|errors|skipped|no tests ran)\b.* =+$")
+
+
+def parse_durations(text: str) -> list[dict]:
+    """Rows {"nodeid", "phase", "seconds"} of the durations section of pytest output `text`.
+
+    Raises ValueError when the output has no durations section (pytest ran without
+    `--durations=0`)."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if HEADER.match(line)]
+    if not starts:
+        raise ValueError("no 'slowest durations' section in the pytest output: run pytest with "
+                         "--durations=0 --durations-min=0")
+    rows = []
+    for line in lines[starts[-1] + 1:]:
+        if SUMMARY.match(line) or line.startswith("="):
+            break
+        m = ROW.match(line)
+        if m:
+            rows.append({"nodeid": m.group(3), "phase": m.group(2), "seconds": float(m.group(1))})
+    return rows
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _package_of(nodeid: str) -> str:
+    parts = _file_of(nodeid).split("/")
+    return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def _totals(rows: list[dict], key) -> list[dict]:
+    """Per key(nodeid): seconds per phase and in all, largest total first."""
+    acc = collections.defaultdict(lambda: dict.fromkeys(PHASES, 0.0))
+    for r in rows:
+        acc[key(r["nodeid"])][r["phase"]] += r["seconds"]
+    out = [{"name": k, **{p: round(v[p], 2) for p in PHASES}, "total": round(sum(v.values()), 2)}
+           for k, v in acc.items()]
+    return sorted(out, key=lambda d: -d["total"])
+
+
+def summarise(rows: list[dict], top: int = 30) -> dict:
+    """{"slowest": the `top` slowest (test, phase) rows, "files": per-file totals,
+    "packages": per-package totals (tests/<dir>), "total_s": sum of every row}."""
+    slowest = sorted(rows, key=lambda r: -r["seconds"])[:top]
+    return {"slowest": slowest, "files": _totals(rows, _file_of),
+            "packages": _totals(rows, _package_of),
+            "total_s": round(sum(r["seconds"] for r in rows), 2)}
+
+
+def run_pytest(path: str, extra: list[str]) -> dict:
+    """Run pytest on `path` in a child process; {"path", "returncode", "cpu_s", "wall_s",
+    "rows", "tail"}."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "--durations=0", "--durations-min=0", *extra, path]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    text = proc.stdout + proc.stderr
+    try:
+        rows = parse_durations(text)
+    except ValueError:
+        rows = []
+    return {"path": path, "returncode": proc.returncode, "cpu_s": round(cpu, 1),
+            "wall_s": round(wall, 1), "rows": rows, "tail": text.strip().splitlines()[-1:]}
+
+
+def markdown(report: dict) -> str:
+    """The report as markdown tables."""
+    out = []
+    if report.get("runs"):
+        out += ["| path | CPU s (user+sys) | wall s | pytest exit | last line |", "|---|---|---|---|---|"]
+        out += [f"| {r['path']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['returncode']} | "
+                f"{' '.join(r['tail'])} |" for r in report["runs"]]
+        out += [f"| **all** | {report['cpu_s']:.1f} | {report['wall_s']:.1f} | | |", ""]
+    s = report["summary"]
+    out += [f"Sum of pytest's durations: {s['total_s']:.1f} s.", "",
+            f"Slowest {len(s['slowest'])} (test, phase):", "",
+            "| s | phase | test |", "|---|---|---|"]
+    out += [f"| {r['seconds']:.2f} | {r['phase']} | `{r['nodeid']}` |" for r in s["slowest"]]
+    for title, key in (("Per package", "packages"), ("Per file", "files")):
+        out += ["", f"{title}:", "", "| name | setup s | call s | teardown s | total s |",
+                "|---|---|---|---|---|"]
+        out += [f"| `{d['name']}` | {d['setup']:.1f} | {d['call']:.1f} | {d['teardown']:.1f} | "
+                f"{d['total']:.1f} |" for d in s[key]]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("paths", nargs="*", help="test paths, each run in its own pytest")
+    parser.add_argument("--out", required=True, help="folder for budget.json and budget.md")
+    parser.add_argument("--log", help="read this saved pytest output instead of running pytest")
+    parser.add_argument("--top", type=int, default=30, help="how many slowest rows (default 30)")
+    parser.add_argument("--pytest_args", default="",
+                        help="extra pytest arguments, space separated (e.g. '-p no:xdist')")
+    args = parser.parse_args(argv)
+    if bool(args.paths) == bool(args.log):
+        parser.error("give test paths to run, or --log=FILE to read, not both")
+    if args.log:
+        if not os.path.isfile(args.log):
+            parser.error(f"--log={args.log}: no such file")
+        try:
+            rows = parse_durations(open(args.log).read())
+        except ValueError as e:
+            parser.error(f"--log={args.log}: {e}")
+        report = {"runs": [], "summary": summarise(rows, args.top)}
+    else:
+        runs = [run_pytest(p, args.pytest_args.split()) for p in args.paths]
+        rows = [row for r in runs for row in r["rows"]]
+        report = {"runs": [{k: v for k, v in r.items() if k != "rows"} for r in runs],
+                  "cpu_s": round(sum(r["cpu_s"] for r in runs), 1),
+                  "wall_s": round(sum(r["wall_s"] for r in runs), 1),
+                  "summary": summarise(rows, args.top)}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "budget.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    text = markdown(report)
+    with open(os.path.join(args.out, "budget.md"), "w") as f:
+        f.write(text)
+    print(text, end="")
+    return 1 if any(r["returncode"] not in (0, 5) for r in report["runs"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
