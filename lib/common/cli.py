@@ -80,7 +80,7 @@ def _config_files(main_path: str) -> list[str]:
     return sorted(glob.glob(os.path.join(folder, "[!_]*.py")))
 
 
-def _variants(path: str) -> tuple[str, tuple[str, ...]]:
+def file_variants(path: str) -> tuple[str, tuple[str, ...]]:
     """(module docstring, VARIANTS) of a config file, read without executing it."""
     tree = ast.parse(open(path).read(), path)
     variants: tuple[str, ...] = ()
@@ -112,7 +112,7 @@ def help_text(main_path: str, doc: str | None) -> str:
     if files:
         lines += ["", "Configs and their variants (--config=FILE:VARIANT):"]
         for path in files:
-            docstring, variants = _variants(path)
+            docstring, variants = file_variants(path)
             rel = os.path.relpath(path, paths.REPO_ROOT)
             lines.append(f"  {rel}: {', '.join(variants) or '(no VARIANTS)'}")
             lines += [f"      {line}" for line in docstring.splitlines() if line.strip()]

@@ -26,7 +26,7 @@ def test_help_of_every_binary_lists_the_flags_and_the_variants(tmp_path):
         files = cli._config_files(binary)
         assert files, f"{name}: no configs/<experiment>/ files found"
         for path in files:
-            _, variants = cli._variants(path)
+            _, variants = cli.file_variants(path)
             line = f"{os.path.relpath(path, paths.REPO_ROOT)}: {', '.join(variants)}"
             assert variants and line in out, f"{name}: {line!r} missing"
         assert "Try --helpfull" not in out

@@ -57,7 +57,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from lib.common import config as config_lib, paths as paths_lib, report, workdir as wd
+from lib.common import cli, config as config_lib, paths as paths_lib, report, workdir as wd
 from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
 from lib.multipdenet import statistics as stats_lib
 from lib.multipdenet.runs import load_run
@@ -107,8 +107,8 @@ def truth_configs(system: str, tiny: bool, truth: str | None) -> list[str]:
         return [f"{base}:front_tiny"]
     truth = truth or ("heldout" if system == "navier_stokes" else "front")
     if truth == "heldout" and system == "navier_stokes":
-        from configs.pde_data.navier_stokes import HELDOUT_SEEDS  # noqa: PLC0415
-        return [f"{base}:heldout_{s}" for s in HELDOUT_SEEDS]
+        _, variants = cli.file_variants(paths_lib.resolve(base))
+        return [f"{base}:{v}" for v in variants if v.startswith("heldout_")]
     return [f"{base}:{v}" for v in truth.split(",")]
 
 
