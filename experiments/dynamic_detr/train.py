@@ -29,7 +29,7 @@ from lib.dynamic_detr import report as detr_report
 from lib.dynamic_detr.config_schema import RENAMED_KEYS, optional_modules, validate
 from lib.dynamic_detr.model import token_layout
 from lib.dynamic_detr.spec import EncoderSpec
-from lib.dynamic_detr.task import data_kwargs, detector, finetune_task, make_task, variants, zero_params
+from lib.dynamic_detr.training import data_kwargs, detector, finetune_task, make_task, variants, zero_params
 
 
 def start_precompile(config, workdir: str, mesh) -> precompile.Precompiler:

@@ -78,7 +78,7 @@ def encoder_cost(det: Detector, params, image_size: int, *, batch: int, repeats:
 def validation_set(config) -> tuple[dict, dict]:
     """The held-out images every variant is evaluated on, and their COCO ground truth."""
     from lib.dynamic_detr.data import CLASSES, batch
-    from lib.dynamic_detr.task import data_kwargs
+    from lib.dynamic_detr.training import data_kwargs
     d = config.data
     val = batch([config.train.seed, 11], d.val_images, **data_kwargs(config))
     gt = coco.from_arrays(val["boxes_xyxy"], val["labels"], val["valid"], height=d.image_size,
@@ -88,7 +88,7 @@ def validation_set(config) -> tuple[dict, dict]:
 
 def variant_row(config, v, det: Detector, params, val: dict, gt: dict, steps: int,
                 n: int) -> dict:
-    """The results row of fine-tuned variant `v` (a `task.Variant`): COCO AP on `val`,
+    """The results row of fine-tuned variant `v` (a `training.Variant`): COCO AP on `val`,
     encoder FLOPs and throughput, its token counts per block out of `n`."""
     e = config.eval
     ap = average_precision(det, params, val, gt, batch_size=e.batch_size, area_scale=e.area_scale)

@@ -7,12 +7,12 @@ from configs.dynamic_detr import dynamic_detr as cfg
 from experiments.dynamic_detr import train
 from lib.common.config import ConfigError
 from lib.dynamic_detr import report
-from lib.dynamic_detr import task
+from lib.dynamic_detr import training
 
 
 def test_variants_share_the_mean_token_budget():
     config = cfg.get_config("quick")
-    vs = task.variants(config)
+    vs = training.variants(config)
     assert [v.name for v in vs][:4] == ["dense", "topk_0.25", "focus_0.25", "dynamic_0.25"]
     n = 64 + 16 + 4
     for v in vs[1:]:
@@ -26,7 +26,7 @@ def test_variants_share_the_mean_token_budget():
     assert modes["topk_0.25"] == ("drop",) * 3
     assert "dynamic_holistic_kept_0.25" not in modes
     config.sparse.compare_holistic_kept = True            # the earlier design as one more row
-    last = task.variants(config)[-1]
+    last = training.variants(config)[-1]
     assert (last.name, last.ablation, last.spec.modes, last.cd) == (
         "dynamic_holistic_kept_0.25", "holistic_kept", ("proximal", "holistic", "holistic"), True)
 

@@ -22,7 +22,7 @@ from absl import app, flags
 from configs.dynamic_detr import dynamic_detr
 from lib.common.checkpoint import Checkpointer
 from lib.dynamic_detr import data, objectives
-from lib.dynamic_detr import task as detr_task
+from lib.dynamic_detr import training as detr_task
 from lib.dynamic_detr import tokens as tk
 from lib.dynamic_detr.model import token_layout
 

@@ -8,7 +8,7 @@ Side by side in one run (config `loss.matcher`: "scipy" = `lib.detection.matchin
 (a) Assignment alone: a jitted call on a (B, Q, M) float32 cost batch (`--batch`,
     `--queries`, `--objects`; 1..M valid objects per image), median of `--repeats` timed
     calls after compilation.
-(b) One Dynamic DETR train step (`lib/dynamic_detr/task.make_task`, dense encoder,
+(b) One Dynamic DETR train step (`lib/dynamic_detr/training.make_task`, dense encoder,
     config `--variant`, its batch): compile time and steps/s over `--steps` steps after
     compilation.
 (c) JAX's persistent compilation cache (`jax_compilation_cache_dir`, minimum compile time
@@ -39,7 +39,7 @@ from absl import app, flags
 from configs.dynamic_detr import dynamic_detr
 from lib.detection import assignment, matching
 from lib.dynamic_detr.spec import EncoderSpec
-from lib.dynamic_detr.task import make_task
+from lib.dynamic_detr.training import make_task
 
 flags.DEFINE_string("out", "workdirs/bench", "Output directory.")
 flags.DEFINE_integer("batch", 32, "(a) images per assignment batch.")

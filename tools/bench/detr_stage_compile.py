@@ -44,7 +44,7 @@ FLAGS = flags.FLAGS
 
 def _tasks(config):
     """{stage name: fine-tune Task} as the experiment builds them, from zero parameters."""
-    from lib.dynamic_detr import task as detr_task
+    from lib.dynamic_detr import training as detr_task
     params = detr_task.zero_params(config)
     vs = detr_task.variants(config)
     vs = vs[:FLAGS.stages] if FLAGS.stages else vs
