@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from configs.dynamic_detr import dynamic_detr
+from lib.common import config as config_lib, paths
 from lib.common.checkpoint import Checkpointer
 from lib.dynamic_detr import data, objectives
 from lib.dynamic_detr import training as detr_task
@@ -57,7 +57,7 @@ def block0(mod, images):
 
 
 def main(_):
-    config = dynamic_detr.get_config(FLAGS.variant)
+    config = config_lib.load_config(paths.resolve(f"configs/dynamic_detr/dynamic_detr.py:{FLAGS.variant}"))
     if FLAGS.holistic:
         config.sparse.holistic = FLAGS.holistic
     v = next(v for v in detr_task.variants(config) if v.name == f"dynamic_{FLAGS.budget:g}")

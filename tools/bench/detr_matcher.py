@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import app, flags
 
-from configs.dynamic_detr import dynamic_detr
+from lib.common import config as config_lib, paths
 from lib.detection import assignment, matching
 from lib.dynamic_detr.spec import EncoderSpec
 from lib.dynamic_detr.training import make_task
@@ -77,7 +77,7 @@ def assignment_time(name: str) -> dict:
 
 def _train_step(name: str):
     """(jitted step, its arguments) of the dense pre-training stage of config --variant."""
-    config = dynamic_detr.get_config(FLAGS.variant)
+    config = config_lib.load_config(paths.resolve(f"configs/dynamic_detr/dynamic_detr.py:{FLAGS.variant}"))
     config.loss.matcher = name
     task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=1000)
     state = task.init_state(jax.random.key(0))

@@ -32,7 +32,7 @@ import time
 import jax
 from absl import app, flags
 
-from configs.dynamic_detr import dynamic_detr
+from lib.common import config as config_lib, paths
 
 flags.DEFINE_string("out", "workdirs/bench", "Output directory.")
 flags.DEFINE_string("variant", "tiny", "Dynamic DETR config variant.")
@@ -55,7 +55,7 @@ def child(mode: str, cache_dir: str) -> dict:
     from lib.common import mesh as mesh_lib, train_loop
     from lib.dynamic_detr import precompile
     precompile.enable_cache(cache_dir)
-    config = dynamic_detr.get_config(FLAGS.variant)
+    config = config_lib.load_config(paths.resolve(f"configs/dynamic_detr/dynamic_detr.py:{FLAGS.variant}"))
     config.loss.matcher = "jax"
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     out = {}
