@@ -4,7 +4,8 @@
     python3 tools/results_page.py --check   # exit 1 naming each stale file; write nothing
 
 Reads only JSON (no JAX): the `experiments/<paper>/*.json` files that are committed beside each
-paper's README. A target record (`lib.common.report.target`: a dict with a bool "met") gives a
+paper's README (`tools/results.py --publish` writes a run's results_<tag>.json there, with the
+README block from the same run). A target record (`lib.common.report.target`: a dict with a bool "met") gives a
 row its verdict and its numbers; nothing measured is typed here. What is typed, in `PAPERS`, is
 what no results file holds: the paper's claim in one line, the headline target in words, whether
 the re-implementation was checked against the paper's released code, and the README headings the
@@ -180,7 +181,11 @@ PAPERS = (
     Paper("adam_abc", "Convergence of Adam (ABC inequality)",
           "Adam converges like SGD, O(1/√T), under L-smoothness and the ABC inequality",
           "rate slopes within ±0.1 of −1/2", "no", "paper text and code not available",
-          "Results (quick config, measured here)", "README.md#Deviations from the paper"),
+          "Results (quick config, measured here)", "README.md#Deviations from the paper",
+          number="{n_met} of {n} slopes within ±0.1",
+          sources=(Source("results_quick.json", "rate.slope_within_tolerance", "quick"),
+                   Source("results_quick.json", "rate.adam_matches_sgd", "quick",
+                          "Adam's within ±0.1 of SGD's in {n_met} of {n}"))),
     Paper("anova_tpnn", "ANOVA-TPNN",
           "tensor-product networks with a unique functional-ANOVA decomposition give stable "
           "components at comparable accuracy",
