@@ -1,7 +1,7 @@
 """EARTH experiment: every (dataset, model) is trained through `lib.common.train_loop`.
 
 For one dataset and one model the horizons × seeds copies are trained side by side
-(lib/earth/task.py) in the stage runs/<dataset>/<model> (checkpoints, metrics.jsonl) and
+(lib/earth/training.py) in the stage runs/<dataset>/<model> (checkpoints, metrics.jsonl) and
 evaluated (lib/earth/evaluation.py); after every dataset the top of the workdir gets
 results.json, results.md, predictions.npz and plots/forecast_<dataset>_h<h>.png.
 """
@@ -25,7 +25,7 @@ from lib.earth import data as data_lib, model as model_lib, report
 from lib.earth.config_schema import KEYS, RENAMED_KEYS, check_files, validate
 from lib.earth.evaluation import evaluate
 from lib.earth.setup import build_model, load_dataset
-from lib.earth.task import (EarlyStopClock, loop_config, make_task, selecting,
+from lib.earth.training import (EarlyStopClock, loop_config, make_task, selecting,
                              steps_per_epoch)
 
 def run_one(forecaster, prep, config, stages: Stages, name: str, mesh) -> tuple[dict, dict, float]:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.earth import data as data_lib, metrics as metrics_lib
-from lib.earth.task import copies
+from lib.earth.training import copies
 
 
 def predict(forecaster, params, prep: data_lib.Prepared, config) -> tuple[np.ndarray, int]:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.earth import data as data_lib, epignn, task
+from lib.earth import data as data_lib, epignn, training
 
 
 PERM = np.array([3, 0, 4, 1, 2])
@@ -51,18 +51,18 @@ def test_update_selection_keeps_best_and_freezes_after_patience():
           "best_val": jnp.array([0.5, 0.5]), "best_step": jnp.array([3, 3]),
           "bad": jnp.array([0, 2])}
     # copy 0 improves (0.4 < 0.5); copy 1 would improve too, but is out of patience (bad = 2)
-    out = task.update_selection(st, jnp.array([0.4, 0.1]), patience=2)
+    out = training.update_selection(st, jnp.array([0.4, 0.1]), patience=2)
     np.testing.assert_array_equal(out["best_params"]["w"], [[1.0], [0.0]])
     np.testing.assert_allclose(out["best_val"], [0.4, 0.5])
     np.testing.assert_array_equal(out["best_step"], [10, 3])
     np.testing.assert_array_equal(out["bad"], [0, 2])
     # no improvement: the active copy counts one bad round, the frozen one stays
-    out = task.update_selection(out, jnp.array([0.9, 0.9]), patience=2)
+    out = training.update_selection(out, jnp.array([0.9, 0.9]), patience=2)
     np.testing.assert_array_equal(out["bad"], [1, 2])
 
 
 def test_early_stop_clock_reads_the_last_active_count(tmp_path):
-    clock = task.EarlyStopClock(str(tmp_path))
+    clock = training.EarlyStopClock(str(tmp_path))
     assert clock() == -math.inf
     with open(tmp_path / "metrics.jsonl", "w") as f:
         f.write(json.dumps({"step": 4, "loss": 1.0, "active": 2.0}) + "\n")
@@ -73,7 +73,7 @@ def test_early_stop_clock_reads_the_last_active_count(tmp_path):
         f.write(json.dumps({"step": 12, "loss": 1.0, "active": 0.0}) + "\n")
     clock.on_log(12)
     assert clock() == math.inf
-    assert task.EarlyStopClock(str(tmp_path))() == math.inf   # a rerun stops at once
+    assert training.EarlyStopClock(str(tmp_path))() == math.inf   # a rerun stops at once
 
 
 def test_floor_split_matches_epignn_loader():
