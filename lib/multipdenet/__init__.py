@@ -6,6 +6,6 @@
 - `model.py`: the model, `micro_step` / `macro_step` / `rollout`.
 - `metrics.py`: RMSE, MAE, MNAD, correlation per step, HCT.
 - `config_schema.py` (keys: default + rule), `training.py`, `evaluation.py`, `runs.py`
-  (`load_run`), `report.py`, `sweeps.py`: the experiment's pieces.
+  (`setup`, `load_run`), `report.py`, `sweeps.py`: the experiment's pieces.
 - `front.py`, `attractor.py`: the cost–accuracy front and the attractor warm-up.
 """
