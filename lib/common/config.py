@@ -461,7 +461,14 @@ def config_builder(keys: Mapping[str, Key], where: str):
 
 
 def _suggest(key: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.6)
+    """"; did you mean ...?" with up to 3 close keys; keys whose last part equals the typo's
+    come first (`trian.lr` -> `optim.lr` before `train.remat`)."""
+    known = list(known)
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    leaf = key.rsplit(".", 1)[-1]
+    same_leaf = [k for k in known if "." in key and k.rsplit(".", 1)[-1] == leaf]
+    if len(same_leaf) <= 3:
+        close = (same_leaf + [c for c in close if c not in same_leaf])[:3]
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
