@@ -3,7 +3,7 @@
 `train_and_evaluate(config, workdir)`:
   1. validates the config (lib.kar_peak.config_schema) before any compute;
   2. images: for every image and method, the fits of all masks are trained together
-     (vmapped, `lib.kar_peak.fit`) by `lib.common.train_loop` in
+     (vmapped, `lib.kar_peak.training`) by `lib.common.train_loop` in
      `<workdir>/fits/<image>/<method>/` (checkpoints, metrics.jsonl, resume); then PSNR / SSIM
      on the missing pixels and the centred NTK–target alignment at init and after training on
      `eval.ntk_points` random pixels;
@@ -33,7 +33,7 @@ from lib.common import guards
 from lib.common import report, train_loop
 from lib.common.stages import Stages
 from lib.common import workdir as wd
-from lib.kar_peak import fit as fit_lib
+from lib.kar_peak import training
 from lib.kar_peak import metrics, plots, tasks
 from lib.kar_peak.config_schema import RENAMED_KEYS, validate
 from lib.kar_peak.ntk import empirical_ntk, relu_ntk_infinite
@@ -74,13 +74,13 @@ def run_images(config, workdir: str, mesh) -> dict:
         c = img.shape[-1]
         y = np.repeat(img.reshape(n, 1, c), len(masks), axis=1)
         w = np.stack([~m.ravel() for m in masks], axis=1).astype(np.float32)
-        problem = fit_lib.FitProblem(coords, y, w, (d.size, d.size))
+        problem = training.FitProblem(coords, y, w, (d.size, d.size))
         y_eval = jnp.asarray(img.reshape(n, c)[eval_idx])
         recons[image] = {"truth": img, "masks": masks, "pred": {}}
         spectra[image] = {}
         for method in config.methods:
             guards.check_preempted(f"fit {image}/{method}")
-            fit = fit_lib.make_fit(problem, method, config)
+            fit = training.make_fit(problem, method, config)
             t0 = time.time()
             res = train_loop.train(fit.task, loop_cfg, workdir=_fit_dir(workdir, image, method), mesh=mesh)
             train_s = time.time() - t0
@@ -91,7 +91,7 @@ def run_images(config, workdir: str, mesh) -> dict:
             ntk = _ntk_fn(fit, coords[eval_idx], config.eval.ntk_chunk)
             recons[image]["pred"][method] = pred
             for v, (kind, mask) in enumerate(zip(d.masks, masks)):
-                k0, k1 = ntk(fit_lib.unstack(params0, v)), ntk(fit_lib.unstack(params, v))
+                k0, k1 = ntk(training.unstack(params0, v)), ntk(training.unstack(params, v))
                 if v == 0:
                     spectra[image][method] = (np.linalg.eigvalsh(np.asarray(k0))[::-1],
                                               np.linalg.eigvalsh(np.asarray(k1))[::-1])
@@ -132,7 +132,7 @@ def run_regression(config, workdir: str, mesh) -> dict:
     data = tasks.gp_regression(n_train=r.n_train, n_test=r.n_test, max_freq=r.max_freq, centre=r.centre,
                                width=r.width, noise=r.noise, seed=r.seed, num_draws=r.num_draws)
     idx = np.round(np.linspace(0, r.n_test - 1, r.kar_points)).astype(int)
-    problem = fit_lib.FitProblem(data.x_train, data.y_train[:, :, None], np.ones_like(data.y_train),
+    problem = training.FitProblem(data.x_train, data.y_train[:, :, None], np.ones_like(data.y_train),
                                  ntk_points=data.x_test[idx], ntk_target=data.k_opt[:, idx][:, :, idx])
     rcfg = _regression_config(config)
     loop_cfg = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), num_steps=r.num_steps,
@@ -148,7 +148,7 @@ def run_regression(config, workdir: str, mesh) -> dict:
     curves = {}
     for method in r.methods:
         guards.check_preempted(f"fit regression/{method}")
-        fit = fit_lib.make_fit(problem, method, rcfg)
+        fit = training.make_fit(problem, method, rcfg)
         res = train_loop.train(fit.task, loop_cfg, workdir=_fit_dir(workdir, "regression", method), mesh=mesh)
         params = jax.device_get(res.state["params"])
         params0 = jax.device_get(jax.jit(fit.task.init_state)(jax.random.key(config.train.seed))["params"])
@@ -157,8 +157,8 @@ def run_regression(config, workdir: str, mesh) -> dict:
         ntk = _ntk_fn(fit, data.x_test, config.eval.ntk_chunk)
         a0, a1 = [], []
         for v in range(r.num_draws):
-            a0.append(float(metrics.alignment(ntk(fit_lib.unstack(params0, v)), data.k_opt[v])))
-            a1.append(float(metrics.alignment(ntk(fit_lib.unstack(params, v)), data.k_opt[v])))
+            a0.append(float(metrics.alignment(ntk(training.unstack(params0, v)), data.k_opt[v])))
+            a1.append(float(metrics.alignment(ntk(training.unstack(params, v)), data.k_opt[v])))
         mse = np.mean((pred - data.f_test) ** 2, axis=0)
         out["methods"][method] = dict(test_mse=float(mse.mean()), test_mse_per_draw=mse.tolist(),
                                       align_init=float(np.mean(a0)), align_final=float(np.mean(a1)),

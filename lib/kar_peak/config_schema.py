@@ -24,7 +24,7 @@ IMAGES = ("camera", "brick", "grass", "gravel", "moon", "coins") + COLOUR_IMAGES
 MASKS = ("random", "patch", "textural")
 # Names defined in modules that load JAX or numpy, copied so that config files load
 # without them (tests/common/test_config_imports.py checks each copy against its source).
-MIRRORS = {"METHOD_NAMES": "lib.kar_peak.fit:method_names", "FORMS": "lib.kar_peak.kar:FORMS",
+MIRRORS = {"METHOD_NAMES": "lib.kar_peak.training:method_names", "FORMS": "lib.kar_peak.kar:FORMS",
            "RESIDUALS": "lib.kar_peak.kar:RESIDUALS",
            "COLOUR_IMAGES": "lib.kar_peak.tasks:COLOUR_IMAGES",
            "IMAGES": "lib.kar_peak.tasks:IMAGES", "MASKS": "lib.kar_peak.tasks:MASKS"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lib.common.report import cell, target, verdict
-from lib.kar_peak.fit import parse_method
+from lib.kar_peak.training import parse_method
 
 TARGET = "peak+kar"
 

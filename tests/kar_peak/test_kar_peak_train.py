@@ -9,7 +9,7 @@ import pytest
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common import train_loop
-from lib.kar_peak import fit, metrics, tasks
+from lib.kar_peak import metrics, tasks, training
 
 CONFIG = "configs/kar_peak/kar_peak.py"
 
@@ -19,14 +19,14 @@ def _problem():
     mask = tasks.make_mask("random", 16, fraction=0.5, seed=0)
     y = img.reshape(256, 1, 1)
     w = (~mask).reshape(256, 1).astype(np.float32)
-    return img, mask, fit.FitProblem(tasks.grid_coords(16, 16), y, w, (16, 16))
+    return img, mask, training.FitProblem(tasks.grid_coords(16, 16), y, w, (16, 16))
 
 
 def test_kar_peak_tiny_inpainting_improves_and_resumes(tmp_path):
     config = config_lib.load_config(CONFIG + ":tiny")
     config.optim.lr = 1e-2
     img, mask, problem = _problem()
-    f = fit.make_fit(problem, "peak+kar", config)
+    f = training.make_fit(problem, "peak+kar", config)
     mesh = mesh_lib.make_mesh(devices=jax.devices()[:1])   # one device: compile once, quickly
     psnr = lambda p: metrics.psnr_missing(np.clip(np.asarray(f.predict(p))[0].reshape(16, 16, 1), 0, 1), img, mask)
     init = f.task.init_state(jax.random.key(0))["params"]
@@ -46,12 +46,12 @@ def test_kar_peak_fit_rejects_unusable_problems():
     _, _, problem = _problem()
     empty = problem._replace(w=np.zeros_like(problem.w))
     with pytest.raises(ValueError, match="no observed point"):
-        fit.make_fit(empty, "rff", config)
+        training.make_fit(empty, "rff", config)
     with pytest.raises(ValueError, match="unknown method"):
-        fit.make_fit(problem, "hash+kar", config)
+        training.make_fit(problem, "hash+kar", config)
     config.kar.form = "ntk"
     with pytest.raises(ValueError, match="known target kernel"):
-        fit.make_fit(problem, "peak+kar", config)
+        training.make_fit(problem, "peak+kar", config)
 
 
 @pytest.mark.parametrize("key,value,match", [
