@@ -78,7 +78,8 @@ flags.DEFINE_list("dt_factors", None, "Time steps of every classical family as m
 flags.DEFINE_list("families", None, "Classical families (default: all of classical.FAMILIES).")
 flags.DEFINE_string("data_root", "data/pde", "Where the truth datasets are cached.")
 flags.DEFINE_string("cache", "workdirs/bench/front_cache", "Where classical accuracies are cached.")
-flags.DEFINE_bool("accuracy_only", False, "Compute (and cache) the classical accuracies, then stop.")
+flags.DEFINE_bool("accuracy_only", False, "Compute (and cache) the classical accuracies, and "
+                  "print each --workdir's (untimed), then stop.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
 flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
@@ -498,7 +499,7 @@ def main(_):
     accuracy = lambda fn, params, truth, every=1: front.rollout_accuracy(  # noqa: E731
         fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], THRESHOLD, every)
     points = classical_points(meta, families, grids, factors, parts, FLAGS.cache, accuracy)
-    if FLAGS.accuracy_only:
+    if FLAGS.accuracy_only and not FLAGS.workdir:
         return print(f"{len(points)} classical accuracies in {FLAGS.cache}")
     for w in FLAGS.workdir:
         fn, params, n, run, every = learned(w, meta, FLAGS.data_root)
@@ -510,6 +511,9 @@ def main(_):
         p.update(accuracy(fn, params, front.resample(test, n), every))
         print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, {p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
+    if FLAGS.accuracy_only:
+        return print(f"{len(points) - len(FLAGS.workdir)} classical accuracies in {FLAGS.cache}; "
+                     f"the learned points' accuracies above (untimed)")
     for p in points:
         p.update(u0=jnp.asarray(front.resample(test[:, 0], p["grid"])), n_ics=n_ics)
     dns_fn, _, dns_u0 = fine_dns(meta, min(n_ics, 10))
