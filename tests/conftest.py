@@ -1,17 +1,50 @@
-"""Test-wide setup, before any JAX operation runs: 8 fake CPU devices, and every XLA
-compile of the session (tests, library jits, subprocesses, notebook kernels) with backend
-optimisation off (`tests.fast_compile`).
+"""Test-wide setup, before any JAX operation runs: 8 fake CPU devices, every XLA compile of
+the session (tests, library jits, subprocesses, notebook kernels) with backend optimisation
+off and XLA's older, faster-compiling CPU fusion emitters (`tests.fast_compile`), and one
+persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
 devices; on a CPU-only machine XLA can split the host into fake ones.
+
+The compilation cache (`<pytest basetemp>/jax_cache`, every compile written, however small
+or quick) is shared by the xdist workers and every subprocess and notebook kernel they start
+(through JAX_COMPILATION_CACHE_DIR in the environment), so a function compiled once in the
+session is loaded, not compiled, by the next process that needs it. Set
+JAX_COMPILATION_CACHE_DIR yourself to keep a cache across sessions, or
+JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
 """
 import os
 
-from tests.fast_compile import DISABLE_ENV
+from tests.fast_compile import DISABLE_ENV, LEGACY_EMITTERS
+
+CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
+# entries are written for every compile: the tests' compiles are many and each is quick
+CACHE_WRITE_ALL = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                   "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 
 os.environ.setdefault(DISABLE_ENV, "1")   # read by JAX at import, inherited by subprocesses
+_xla_flags = os.environ.get("XLA_FLAGS", "")
+if os.environ[DISABLE_ENV] == "1" and "xla_cpu_use_fusion_emitters" not in _xla_flags:
+    os.environ["XLA_FLAGS"] = f"{_xla_flags} {LEGACY_EMITTERS}".strip()
 os.environ.setdefault("MPLBACKEND", "Agg")
+for _name, _value in CACHE_WRITE_ALL.items():
+    os.environ.setdefault(_name, _value)
 
 import jax  # noqa: E402  (after the environment it reads)
+import pytest  # noqa: E402
 
 jax.config.update("jax_num_cpu_devices", 8)
+
+
+@pytest.hookimpl(trylast=True)   # after pytest's tmp_path plugin has set up the base temp
+def pytest_configure(config):
+    """Point JAX (here and, through the environment, in xdist workers and subprocesses) at
+    the session's compilation cache, before any test compiles. The xdist controller runs this
+    before it starts the workers, which inherit the variable."""
+    if not os.environ.get(CACHE_ENV):
+        # pytest's own base temp folder (xdist's controller places its workers' folders in
+        # it the same way), removed with it after a few sessions
+        os.environ[CACHE_ENV] = str(config._tmp_path_factory.getbasetemp() / "jax_cache")
+    jax.config.update("jax_compilation_cache_dir", os.environ[CACHE_ENV])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

@@ -13,10 +13,10 @@ at a fixed point (no sleeps, no polling):
 
     python tests/common/preemption_e2e.py MODULE HOOK|- [--config=... --workdir=... ...]
 
-All runs of one test share a JAX compilation cache (`cache_dir`), so a rerun does not
-compile again, and compile with XLA's optimisation off (`tests.fast_compile`: the same
-setting for every run, so the runs compute the same numbers; most of a tiny run's time is
-compiling).
+All runs share a JAX compilation cache (`cache_dir`: the test session's, see
+tests/conftest.py), so a rerun does not compile again, and compile with XLA's optimisation
+off (`tests.fast_compile`: the same setting for every run, so the runs compute the same
+numbers; most of a tiny run's time is compiling).
 """
 from __future__ import annotations
 
@@ -71,12 +71,13 @@ def leftovers(workdir: str) -> list[str]:
 def base_fixture(module: str, argv: list[str]):
     """A module-scoped pytest fixture `base`: (cache_dir, results.json) of one uninterrupted
     run of `module` with `argv`, the reference of that test module's preempted-then-resumed
-    runs, which share its compilation cache. In a test module: `base = e2e.base_fixture(...)`."""
+    runs, which share its compilation cache (the session's when tests/conftest.py set one).
+    In a test module: `base = e2e.base_fixture(...)`."""
     import pytest        # here, not at the top: the driver (this file as a script) needs none
 
     @pytest.fixture(scope="module", name="base")
     def base(tmp_path_factory):
-        cache = str(tmp_path_factory.mktemp("jax_cache"))
+        cache = os.environ.get("JAX_COMPILATION_CACHE_DIR") or str(tmp_path_factory.mktemp("jax_cache"))
         workdir = str(tmp_path_factory.mktemp("full"))
         proc = run(module, None, [*argv, f"--workdir={workdir}"], cache)
         assert proc.returncode == 0, proc.stderr[-3000:]
