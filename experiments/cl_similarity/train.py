@@ -17,7 +17,8 @@ import time
 
 from absl import logging
 
-from lib.cl_similarity import augment, config_schema, losses, plots, report, ssl, theory_runs
+from lib.cl_similarity import (augment, config_schema, evaluation, losses, plots, report,
+                               theory_runs, training)
 from lib.cl_similarity.encoder import SimCLRNet
 from lib.common import config as config_lib
 from lib.common import guards
@@ -33,9 +34,9 @@ validate = config_schema.validate
 # ----------------------------------------------------------------------------- ssl
 
 
-def run_spec(config, name: str, batch: int, aux: bool) -> ssl.RunSpec:
+def run_spec(config, name: str, batch: int, aux: bool) -> training.RunSpec:
     s, a, m = config.ssl, config.augment, config.model
-    return ssl.RunSpec(
+    return training.RunSpec(
         batch_size=batch, epochs=s.epochs,
         loss=losses.make_loss(s.loss, temperature=s.temperature),
         aux_weight=s.aux_weight if aux else 0.0, optimizer=s.optimizer, base_lr=s.lr,
@@ -46,15 +47,15 @@ def run_spec(config, name: str, batch: int, aux: bool) -> ssl.RunSpec:
         seed=config.seed)
 
 
-def load_dataset(config, name: str) -> ssl.SSLData:
+def load_dataset(config, name: str) -> training.SSLData:
     block = config[name]
-    return ssl.load_data(name, test_fraction=config.ssl.test_fraction, seed=config.seed,
-                         num_images=block.num_images,
-                         downsample=block.downsample if name == "fashion_mnist" else 1,
-                         path=block.path if name == "fashion_mnist" else None)
+    return training.load_data(name, test_fraction=config.ssl.test_fraction, seed=config.seed,
+                              num_images=block.num_images,
+                              downsample=block.downsample if name == "fashion_mnist" else 1,
+                              path=block.path if name == "fashion_mnist" else None)
 
 
-def run_one(config, data: ssl.SSLData, batch: int, aux: bool, run_dir: str, mesh) -> dict:
+def run_one(config, data: training.SSLData, batch: int, aux: bool, run_dir: str, mesh) -> dict:
     """One SimCLR run (resumable); returns and writes its run.json."""
     path = os.path.join(run_dir, "run.json")
     if os.path.exists(path):
@@ -64,20 +65,20 @@ def run_one(config, data: ssl.SSLData, batch: int, aux: bool, run_dir: str, mesh
                          "parent": config_lib.to_json_dict(config)},
                primary=mesh_lib.is_primary())
     t0 = time.perf_counter()
-    task, num_steps = ssl.make_task(data.train_x, spec, mesh)
+    task, num_steps = training.make_task(data.train_x, spec, mesh)
     tr = config.train
     loop = train_loop.LoopConfig(num_steps=num_steps, log_every=tr.log_every,
                                  checkpoint_every=tr.checkpoint_every,
                                  keep_checkpoints=tr.keep_checkpoints, seed=config.seed)
     result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)   # Preempted on SIGTERM
     train_s = time.perf_counter() - t0
-    out = ssl.evaluate(result.state["params"], spec, data, probe_steps=config.probe.steps,
-                       probe_lr=config.probe.lr, probe_wd=config.probe.weight_decay,
-                       max_pairs=config.eval.max_pairs, eval_seed=config.seed + 7)
+    out = evaluation.evaluate(result.state["params"], spec, data, probe_steps=config.probe.steps,
+                              probe_lr=config.probe.lr, probe_wd=config.probe.weight_decay,
+                              max_pairs=config.eval.max_pairs, eval_seed=config.seed + 7)
     last = _last_metrics(run_dir)
     guards.check_preempted(f"writing {path}")
     out.update(dataset=data.name, batch_size=batch, aux=aux, aux_weight=spec.aux_weight,
-               steps=num_steps, peak_lr=ssl.peak_lr(spec), train_s=train_s,
+               steps=num_steps, peak_lr=training.peak_lr(spec), train_s=train_s,
                eval_s=time.perf_counter() - t0 - train_s, final_train_loss=last.get("loss"),
                final_train_neg_var=last.get("neg_var"))
     if mesh_lib.is_primary():

@@ -32,7 +32,7 @@ def test_sigterm_while_training_exits_0_and_the_rerun_matches(tmp_path, base):
 def test_sigterm_during_evaluation_exits_0_and_the_rerun_matches(tmp_path, base):
     cache, full = base
     work = str(tmp_path)
-    err = e2e.check_preempted_then_resumed(MODULE, "call:lib.cl_similarity.ssl:evaluate", ARGV,
+    err = e2e.check_preempted_then_resumed(MODULE, "call:lib.cl_similarity.evaluation:evaluate", ARGV,
                                            work, cache, full)
     assert "outside the train loop" in err
     assert len(glob.glob(os.path.join(work, "runs", "*", "run.json"))) == 2

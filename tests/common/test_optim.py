@@ -57,7 +57,7 @@ def gmflow_ref(lr, num_steps, warmup, grad_clip=10.0):                    # lib/
                        optax.adamw(schedule, 0.9, 0.99, weight_decay=0.0))
 
 
-def ssl_ref(optimizer, peak, weight_decay, warmup_epochs, num_steps, spe):  # cl_similarity/ssl
+def ssl_ref(optimizer, peak, weight_decay, warmup_epochs, num_steps, spe):  # cl_similarity/training
     warm = min(warmup_epochs * spe, max(num_steps - 1, 0))
     sched = optax.warmup_cosine_decay_schedule(0.0, peak, warm, num_steps)
     if optimizer == "sgd":
@@ -103,16 +103,16 @@ def test_gmflow_block():
 
 @pytest.mark.parametrize("name,warmup_epochs", [("sgd", 2), ("adam", 1), ("sgd", 0)])
 def test_ssl_block(name, warmup_epochs):
-    from lib.cl_similarity import ssl
+    from lib.cl_similarity import training
     spe, steps = 3, 12
     block = dict(name="sgd" if name == "sgd" else "adamw", lr=0.3, schedule="cosine",
                  warmup=warmup_epochs * spe, weight_decay=1e-4)
     ref = ssl_ref(name, 0.3, 1e-4, warmup_epochs, steps, spe)
     assert_same(optim.make_optimizer(block, steps), ref, steps)
-    spec = ssl.RunSpec(batch_size=256, epochs=4, loss=None, aux_weight=0.0, optimizer=name,
-                       base_lr=0.3, lr_scaling="none", weight_decay=1e-4,
-                       warmup_epochs=warmup_epochs, augment=None, net=None, seed=0)
-    assert_same(optim.make_optimizer(ssl.optimizer_block(spec, spe), steps), ref, steps)
+    spec = training.RunSpec(batch_size=256, epochs=4, loss=None, aux_weight=0.0, optimizer=name,
+                            base_lr=0.3, lr_scaling="none", weight_decay=1e-4,
+                            warmup_epochs=warmup_epochs, augment=None, net=None, seed=0)
+    assert_same(optim.make_optimizer(training.optimizer_block(spec, spe), steps), ref, steps)
 
 
 @pytest.mark.parametrize("constant", [False, True])
