@@ -24,41 +24,15 @@ import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
-from lib.cades import config_schema, divergence, report, scenarios as scen_lib
+from lib.cades import config_schema, divergence, report, scenarios as scen_lib, training
 from lib.cades.evaluation import Scorers, auroc_sweep, fpr_study, run_key
-from lib.common import config as config_lib, guards, mesh as mesh_lib, optim, train_loop
+from lib.common import config as config_lib, guards, mesh as mesh_lib, train_loop
 from lib.common import report as common_report, workdir as wd
 from lib.common.stages import Stages
 from lib.tpp import hawkes, neural
-from lib.tpp.events import Events, trim
+from lib.tpp.events import trim
 
 validate = config_schema.validate
-
-
-def _neural_task(config, train_ev: Events, num_marks: int, norm) -> train_loop.Task:
-    n = config.neural
-    opt = optim.make_optimizer(dict(name="adam", lr=n.lr, clip=n.clip), config.train.num_steps)
-    data = {k: np.asarray(v) for k, v in train_ev._asdict().items()}
-    N, seed = data["times"].shape[0], config.train.seed
-
-    def init_state(key):
-        return optim.init_state(
-            neural.init_params(key, num_marks, n.hidden, n.mark_dim, n.num_components), opt)
-
-    def loss_fn(params, batch):
-        ev = Events(batch["times"], batch["marks"], batch["mask"], batch["t_max"])
-        return -neural.log_likelihood(params, ev, norm, num_marks).sum() / ev.t_max.sum()
-
-    def train_step(state, batch, key):
-        del key
-        loss, grads = jax.value_and_grad(loss_fn)(state["params"], batch)
-        return train_loop.apply_gradients(state, grads, opt), {"nll_per_time": loss}
-
-    def batch_fn(step, rows):
-        idx = np.random.default_rng([seed, step]).choice(N, n.batch_size, replace=False)
-        return {k: v[idx][rows] for k, v in data.items()}
-
-    return train_loop.Task(init_state, train_step, batch_fn, n.batch_size)
 
 
 def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh) -> dict:
@@ -80,20 +54,19 @@ def fit_models(config, setting: str, scen: scen_lib.Scenario, workdir: str, mesh
     if "neural" in mv.models:
         t0 = time.perf_counter()
         norm = neural.gap_normaliser(train_ev)
-        task = _neural_task(config, train_ev, K, norm)
+        task = training.make_task(config, train_ev, K, norm)
         sub = Stages(workdir, folder="").dir(f"neural_{setting}")     # the older layout
         init = task.init_state(jax.random.key(config.train.seed))["params"]   # the loop's init
         guard = divergence.LogGuard(
             f"neural TPP ({setting})", os.path.join(sub, wd.METRICS), "nll_per_time",
-            float(-neural.log_likelihood(init, train_ev, norm, K).sum() / train_ev.t_max.sum()),
+            float(training.nll_per_time(init, train_ev, norm, K)),
             primary=mesh_lib.is_primary(),
             hint=f"lower neural.lr (now {config.neural.lr:g})")
         result = train_loop.train(task, train_loop.LoopConfig.from_config(config.train),
                                   workdir=sub, mesh=mesh, on_log=guard)
         params = jax.tree.map(jnp.asarray, jax.device_get(result.state["params"]))
-        ll = neural.log_likelihood(params, train_ev, norm, K)
         info = {"steps": result.step, "resumed_from": result.resumed_from,
-                "train_nll_per_time": float(-ll.sum() / train_ev.t_max.sum()),
+                "train_nll_per_time": float(training.nll_per_time(params, train_ev, norm, K)),
                 "fit_s": time.perf_counter() - t0, "norm": list(norm)}
         out["neural"] = (lambda ev, p=params: neural.compensator(p, ev, norm, K), info)
     return out
@@ -117,7 +90,7 @@ def fit_settings(config, workdir: str, mesh) -> dict:
     """{setting: fit_models(...)} for every ID setting the multivariate or FPR part needs."""
     mv = config.multivariate
     settings = {"server": "server_stop", "latency": "latency"}
-    wanted = {scen_lib.make(s, 1.0, 8).id_setting for s in mv.scenarios} if \
+    wanted = {scen_lib.make(s, mv.t_max, mv.max_len).id_setting for s in mv.scenarios} if \
         "multivariate" in config.parts else set()
     if "fpr" in config.parts:
         wanted |= {s for s in config.fpr.settings if s != "spp"}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from experiments.cades import train
-from lib.cades import divergence, scenarios
+from lib.cades import divergence, scenarios, training
 from lib.common import config as config_lib, mesh as mesh_lib, train_loop
 from lib.common.config import ConfigError
 from lib.tpp import hawkes, neural
@@ -62,7 +62,7 @@ def test_the_log_guard_stops_the_loop_before_a_diverged_checkpoint(tmp_path):
     scen = scenarios.make("server_stop", config.multivariate.t_max, config.multivariate.max_len)
     ev = trim(scen.sample_id(jax.random.key(0), config.multivariate.n_train))
     norm = neural.gap_normaliser(ev)
-    task = train._neural_task(config, ev, scen.num_marks, norm)
+    task = training.make_task(config, ev, scen.num_marks, norm)
     guard = divergence.LogGuard("neural", str(tmp_path / "metrics.jsonl"), "nll_per_time", 0.93)
     cfg = train_loop.LoopConfig(num_steps=20, log_every=5, checkpoint_every=5)
     with pytest.raises(divergence.DivergenceError, match=r"^neural diverged: training loss \S+ at step 5,"):

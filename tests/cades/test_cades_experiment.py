@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from experiments.cades import train
-from lib.cades import baselines, conformal, scenarios
+from lib.cades import baselines, conformal, scenarios, training
 from lib.common import config as config_lib, mesh as mesh_lib, train_loop
 from lib.common.config import ConfigError
 from lib.tpp import neural, poisson
@@ -60,7 +60,7 @@ def test_neural_tpp_trains_on_the_train_loop_and_resumes(tmp_path):
     scen = scenarios.make("latency", 10.0, 96)
     data = scen.sample_id(jax.random.key(0), 16)
     norm = neural.gap_normaliser(data)
-    task = train._neural_task(config, data, 2, norm)
+    task = training.make_task(config, data, 2, norm)
     mesh = mesh_lib.make_mesh()
     cfg = train_loop.LoopConfig(num_steps=4, log_every=2, checkpoint_every=2)
     first = train_loop.train(task, cfg, workdir=str(tmp_path), mesh=mesh)
