@@ -103,7 +103,8 @@ def markdown(report: dict) -> str:
     """The report as markdown tables."""
     out = []
     if report.get("runs"):
-        out += ["| path | CPU s (user+sys) | wall s | pytest exit | last line |", "|---|---|---|---|---|"]
+        out += ["| path | CPU s (user+sys) | wall s | pytest exit | last line |",
+                "|---|---|---|---|---|"]
         out += [f"| {r['path']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['returncode']} | "
                 f"{' '.join(r['tail'])} |" for r in report["runs"]]
         out += [f"| **all** | {report['cpu_s']:.1f} | {report['wall_s']:.1f} | | |", ""]
@@ -142,7 +143,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--log={args.log}: {e}")
         report = {"runs": [], "summary": summarise(rows, args.top)}
     else:
-        runs = [run_pytest(p, args.pytest_args.split()) for p in args.paths]
+        runs = []
+        for path in args.paths:
+            runs.append(run_pytest(path, args.pytest_args.split()))
+            r = runs[-1]
+            print(f"{path}: {r['cpu_s']:.1f} s CPU, {r['wall_s']:.1f} s wall, pytest exit "
+                  f"{r['returncode']}", file=sys.stderr, flush=True)
         rows = [row for r in runs for row in r["rows"]]
         report = {"runs": [{k: v for k, v in r.items() if k != "rows"} for r in runs],
                   "cpu_s": round(sum(r["cpu_s"] for r in runs), 1),
