@@ -17,14 +17,13 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from absl import logging
 
 from lib.common import config as config_lib
 from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import metrics as logged
-from lib.common import optim, report, train_loop
+from lib.common import report, train_loop
 from lib.common import workdir as wd
 from lib.common.stages import Stages
 from lib.data import images
@@ -80,8 +79,7 @@ def run_toy(config, workdir: str, mesh) -> dict:
         res = {"reference": ref_stats, "models": {}}
         scatter_rows, swd_curves = {}, {}
         for name, k, loss_kind in toy_eval.toy_models(config, dataset):
-            model = GMFlowMLP(groups=1, channels=2, num_components=k, width=tc.width,
-                              depth=tc.depth, coord_embed_dim=tc.coord_embed_dim)
+            model = toy_eval.toy_model(tc, k)
 
             def batch_fn(step, _d=d_index, _ds=dataset):
                 rng = np.random.default_rng([config.train.seed, step, _d])
@@ -110,29 +108,9 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
     """The metric classifier (MLP) on the real training split, via train_loop; test accuracy."""
     dc = config.digits
     clf = Classifier(num_classes=train.num_classes)
-    opt = optax.adam(1e-3)
-    bs = 128
-
-    def init_state(key):
-        return optim.init_state(clf.init(key, jnp.asarray(train.images[:1])), opt)
-
-    def train_step(state, batch, key):
-        del key
-
-        def loss(p):
-            logits = clf.apply(p, batch["x"])
-            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
-
-        value, grads = jax.value_and_grad(loss)(state["params"])
-        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
-
-    def batch_fn(step, rows):
-        idx = np.random.default_rng([config.seed, 7, step]).integers(0, len(train), bs)
-        return {"x": train.images[idx][rows], "y": train.labels[idx][rows]}
-
-    cfg = train_loop.LoopConfig(num_steps=dc.classifier_steps, log_every=max(dc.classifier_steps // 10, 1),
-                                checkpoint_every=dc.classifier_steps, seed=config.seed)
-    result = train_loop.train(train_loop.Task(init_state, train_step, batch_fn, bs), cfg,
+    task = training.classifier_task(clf, train.images, train.labels, lr=dc.classifier_lr,
+                                    batch_size=dc.classifier_batch_size, seed=config.seed)
+    result = train_loop.train(task, training.classifier_loop(dc.classifier_steps, config.seed),
                               workdir=Stages(workdir, "models").dir("classifier"), mesh=mesh)
     params = jax.device_get(result.state["params"])
     logits = clf.apply(params, jnp.asarray(test.images))
@@ -180,12 +158,9 @@ def _digits_one_seed(config, workdir, mesh, seed, train, feats, predict, real_fe
     every method over its guidance scales at every NFE: {"train", "nfe"}."""
     dc = config.digits
     h, w, c = train.images.shape[1:]
-    x_train = (train.images.reshape(len(train), h * w, c) * 2 - 1).astype(np.float32)
-
-    def batch_fn(step):
-        idx = np.random.default_rng([config.train.seed + seed, step, 11]).integers(
-            0, len(train), dc.batch_size)
-        return {"x": x_train[idx], "label": train.labels[idx]}
+    x_train = training.image_rows(train.images)
+    batch_fn = training.image_batch_fn(x_train, train.labels, dc.batch_size,
+                                       config.train.seed + seed)
 
     models, infos = {}, {}
     for name, k, loss_kind in (("gm", dc.components, dc.loss), ("fm", 1, "l2")):
@@ -210,7 +185,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               renamed=config_schema.RENAMED_KEYS)
+               renamed=config_schema.RENAMED_KEYS, added=config_lib.added_of(config_schema.KEYS))
     t0 = time.time()
     results = {"machine": report.machine(), "tag": config.tag,
                "budget": {"train_steps_per_model": config.train.num_steps}}

@@ -82,6 +82,8 @@ KEYS: dict[str, Key] = {
     "digits.samples_per_class": Key(100, Int(lo=2)),
     "digits.test_fraction": Key(0.25, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
     "digits.classifier_steps": Key(1500, Int(lo=1)),
+    "digits.classifier_lr": Key(1e-3, Float(lo=0.0, lo_open=True), before=1e-3),
+    "digits.classifier_batch_size": Key(128, Int(lo=1), before=128),
     "digits.knn_k": Key(3, Int(lo=1)),
 }
 

@@ -1,6 +1,7 @@
 """The 2-D toy protocol: which models to train, and each model sampled by every solver at every NFE.
 
     toy_models(config, dataset)  -> [(name, K, loss kind)]      ("fm" K = 1 L2, "gm<K>")
+    toy_model(config.toy, K)     -> the GMFlowMLP of one of them
     reference(config, dataset, d_index) -> (ref, stats)         data vs fresh data
     evaluate_model(config, model, params, kind, ref) -> (solvers, scatter rows, SWD curves)
     plot(workdir, config, dataset, ...)                          scatter grid, SWD vs NFE
@@ -27,6 +28,12 @@ def toy_models(config, dataset: str) -> list[tuple[str, int, str]]:
     comps = config.toy.components if dataset == "checkerboard" else config.toy.grid_components
     out = [("fm", 1, "l2")] if config.toy.fm_baseline else []
     return out + [(f"gm{k}", k, config.toy.loss) for k in comps]
+
+
+def toy_model(tc, k: int) -> GMFlowMLP:
+    """The denoiser of 2-D points with `k` components (`config.toy` = tc)."""
+    return GMFlowMLP(groups=1, channels=2, num_components=k, width=tc.width, depth=tc.depth,
+                     coord_embed_dim=tc.coord_embed_dim)
 
 
 def sampler(model: GMFlowMLP, kind: str, solver: str):

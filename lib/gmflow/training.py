@@ -1,9 +1,11 @@
-"""`lib.common.train_loop.Task` for a GMFlow / flow-matching model (pure pieces).
+"""`lib.common.train_loop.Task`s of GMFlow: a GMFlow / flow-matching model (`make_task`)
+and the metric classifier of the image part (`classifier_task`).
 
-State: {"params", "opt_state", "ema", "step"}; AdamW with linear warm-up and cosine decay,
-global-norm clipping, an EMA of the parameters (decay 0 keeps it equal to the parameters).
-Class-conditional models drop labels to the null class with probability p_uncond (10% in
-the paper) so one network gives the conditional and unconditional GMs.
+Model state: {"params", "opt_state", "ema", "step"}; AdamW with linear warm-up and cosine
+decay, global-norm clipping, an EMA of the parameters (decay 0 keeps it equal to the
+parameters). Class-conditional models drop labels to the null class with probability
+p_uncond (10% in the paper) so one network gives the conditional and unconditional GMs.
+The classifier: Adam on the cross-entropy, batches drawn uniformly with replacement.
 """
 from __future__ import annotations
 
@@ -18,6 +20,11 @@ from lib.common import optim, train_loop
 from lib.gmflow import losses
 
 Array = jax.Array
+
+# salts of the batch streams: the classifier's draws are rng([seed, CLASSIFIER_STREAM, step]),
+# an image model's rng([seed, step, IMAGE_STREAM])
+CLASSIFIER_STREAM = 7
+IMAGE_STREAM = 11
 
 
 def optimizer_block(lr: float, warmup: int, clip: float = 10.0) -> dict:
@@ -65,3 +72,53 @@ def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], 
         return {k: v[rows] for k, v in batch_fn(step).items()}
 
     return train_loop.Task(init_state, train_step, rows_fn, batch_size)
+
+
+def image_rows(images: np.ndarray) -> np.ndarray:
+    """(N, H, W, C) images in [0, 1] as an image model's input: (N, H·W, C) float32 in [-1, 1]."""
+    n, h, w, c = images.shape
+    return (images.reshape(n, h * w, c) * 2 - 1).astype(np.float32)
+
+
+def image_batch_fn(x: np.ndarray, labels: np.ndarray, batch_size: int,
+                   seed: int) -> Callable[[int], dict]:
+    """batch_fn(step) for `make_task` on `image_rows` x (N, G, C): {"x": (B, G, C),
+    "label": (B,)}, rows drawn uniformly with replacement."""
+
+    def batch_fn(step):
+        idx = np.random.default_rng([seed, step, IMAGE_STREAM]).integers(0, len(x), batch_size)
+        return {"x": x[idx], "label": labels[idx]}
+
+    return batch_fn
+
+
+def classifier_task(clf, images: np.ndarray, labels: np.ndarray, *, lr: float,
+                    batch_size: int, seed: int) -> train_loop.Task:
+    """The metric classifier `clf` (a `networks.Classifier`) on (N, H, W, C) images."""
+    opt = optax.adam(lr)
+
+    def init_state(key):
+        return optim.init_state(clf.init(key, jnp.asarray(images[:1])), opt)
+
+    def train_step(state, batch, key):
+        del key
+
+        def loss(p):
+            logits = clf.apply(p, batch["x"])
+            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
+
+        value, grads = jax.value_and_grad(loss)(state["params"])
+        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
+
+    def batch_fn(step, rows):
+        idx = np.random.default_rng([seed, CLASSIFIER_STREAM, step]).integers(
+            0, len(images), batch_size)
+        return {"x": images[idx][rows], "y": labels[idx][rows]}
+
+    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
+
+
+def classifier_loop(num_steps: int, seed: int) -> train_loop.LoopConfig:
+    """The classifier's loop: ten logged rows, one checkpoint at the end."""
+    return train_loop.LoopConfig(num_steps=num_steps, log_every=max(num_steps // 10, 1),
+                                 checkpoint_every=num_steps, seed=seed)
