@@ -1,7 +1,8 @@
 """Pre-trained feature extractors, trained once on a split disjoint from the causal sample.
 
-Three networks, each trained with lib/common/train_loop (Orbax checkpoints through
-lib/common/checkpoint.py; a rerun restores the final step and skips training):
+Three networks (`networks.py`), each trained with lib/common/train_loop on its task of
+`training.py` (Orbax checkpoints through lib/common/checkpoint.py; a rerun restores the final
+step and skips training):
 
   cnn            ConvNet classifier on the pre-training images (the 10-class task); its
                  penultimate ReLU layer (latent_dim) is the "pre-trained latent" Z — the
@@ -21,104 +22,16 @@ Images are NHWC float32 in [0, 1] (lib/data/images.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
-import flax.linen as nn
 import jax
 import numpy as np
-import optax
 from absl import logging
 
-from lib.common import optim, train_loop
+from lib.common import train_loop
 from lib.data import images as images_lib
+from lib.latent_ate.training import ae_task, cnn_task
 
 NETWORKS = ("cnn", "pixel_ae", "confounder_ae")
-
-
-class ConvNet(nn.Module):
-    """Conv(c)-ReLU-AvgPool2 blocks, Dense(latent)-ReLU, Dense(classes).
-
-    (B, H, W, C) -> (logits (B, classes), latent (B, latent_dim)).
-    """
-    channels: Sequence[int] = (16, 32)
-    latent_dim: int = 64
-    num_classes: int = 10
-
-    @nn.compact
-    def __call__(self, x):
-        for c in self.channels:
-            x = nn.relu(nn.Conv(c, (3, 3))(x))
-            x = nn.avg_pool(x, (2, 2), strides=(2, 2), padding="SAME")
-        z = nn.relu(nn.Dense(self.latent_dim)(x.reshape(x.shape[0], -1)))
-        return nn.Dense(self.num_classes)(z), z
-
-
-class Autoencoder(nn.Module):
-    """MLP autoencoder with a linear bottleneck: (B, D) -> (reconstruction (B, D), code (B, k))."""
-    hidden: Sequence[int]
-    latent_dim: int
-    out_dim: int
-
-    @nn.compact
-    def __call__(self, x):
-        h = x
-        for width in self.hidden:
-            h = nn.relu(nn.Dense(width)(h))
-        code = nn.Dense(self.latent_dim, name="code")(h)
-        h = code
-        for width in reversed(tuple(self.hidden)):
-            h = nn.relu(nn.Dense(width)(h))
-        return nn.Dense(self.out_dim)(h), code
-
-
-# ----------------------------------------------------------------------------- tasks
-
-
-def _batch_fn(arrays: dict, batch: int, seed: int):
-    """Rows of the step's batch: uniform draws seeded by (seed, step) (resume-exact)."""
-    n = next(iter(arrays.values())).shape[0]
-
-    def fn(step, rows):
-        idx = np.random.default_rng([seed, step]).integers(0, n, size=batch)[rows]
-        return {k: v[idx] for k, v in arrays.items()}
-    return fn
-
-
-def _task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
-    opt = optax.adam(lr)
-
-    def init_state(key):
-        return optim.init_state(model.init(key, example), opt)
-
-    def train_step(state, b, key):
-        del key
-        value, grads = jax.value_and_grad(loss)(state["params"], b)
-        return train_loop.apply_gradients(state, grads, opt), {"loss": value}
-
-    return train_loop.Task(init_state, train_step, _batch_fn(arrays, batch, seed), batch)
-
-
-def cnn_task(images, labels, cfg, num_classes: int, seed: int):
-    """Cross-entropy classifier on the pre-training images; cfg: channels, latent_dim, lr, batch."""
-    model = ConvNet(tuple(cfg.channels), cfg.latent_dim, num_classes)
-
-    def loss(params, b):
-        logits, _ = model.apply(params, b["x"])
-        return optax.softmax_cross_entropy_with_integer_labels(logits, b["y"]).mean()
-
-    return model, _task(model, loss, images[:1], {"x": images, "y": labels}, cfg.batch, cfg.lr,
-                        seed)
-
-
-def ae_task(data, cfg, seed: int):
-    """Mean-squared reconstruction of data (N, D); cfg: hidden, latent_dim, lr, batch."""
-    model = Autoencoder(tuple(cfg.hidden), cfg.latent_dim, data.shape[1])
-
-    def loss(params, b):
-        recon, _ = model.apply(params, b["x"])
-        return ((recon - b["x"]) ** 2).mean()
-
-    return model, _task(model, loss, data[:1], {"x": data}, cfg.batch, cfg.lr, seed)
 
 
 def train_or_restore(task, cfg, workdir: str, mesh, seed: int):
