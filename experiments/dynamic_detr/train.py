@@ -11,7 +11,7 @@
 
 Every stage is a `train_loop.train` run in the stage folder `<workdir>/runs/<name>`
 (`lib.common.stages`); a rerun resumes or skips finished stages. `run.time_budget_s` splits
-a wall-clock budget over the stages (`lib.dynamic_detr.schedule`); what each stage got is
+a wall-clock budget over the stages (`lib.dynamic_detr.runs`); what each stage got is
 recorded in results.json ("stages").
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import jax
 from lib.common import config as config_lib, extras, mesh as mesh_lib, report
 from lib.common import guards, workdir as wd
 from lib.common.stages import Stages
-from lib.dynamic_detr import evaluate, precompile, prefetch, schedule
+from lib.dynamic_detr import evaluation, precompile, prefetch, runs
 from lib.dynamic_detr import report as detr_report
 from lib.dynamic_detr.config_schema import RENAMED_KEYS, optional_modules, validate
 from lib.dynamic_detr.model import token_layout
@@ -73,7 +73,7 @@ class _Publisher:
 
 def _train_and_evaluate(config, workdir: str, batches):
     start = time.time()
-    end, pre_end = schedule.deadlines(config, start)
+    end, pre_end = runs.deadlines(config, start)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     # the `run` block (wall-clock budget, precompile) is stored but not compared on resume;
     # sparse.holistic / compare_holistic_kept were added after the first runs: a workdir
@@ -86,13 +86,13 @@ def _train_and_evaluate(config, workdir: str, batches):
 
     dense_task = make_task(config, EncoderSpec(), lr=config.optim.lr, steps=config.train.num_steps,
                            batches=batches)
-    res, pre_record = schedule.run_stage(dense_task, config, config.train.num_steps,
-                                         stages.dir("pretrain"), mesh, pre_end)
+    res, pre_record = runs.run_stage(dense_task, config, config.train.num_steps,
+                                     stages.dir("pretrain"), mesh, pre_end)
     dense_params = jax.device_get(res.state["params"])
-    val, gt = evaluate.validation_set(config)
-    pre_ap = evaluate.average_precision(detector(config), dense_params, val, gt,
-                                        batch_size=config.eval.batch_size,
-                                        area_scale=config.eval.area_scale)
+    val, gt = evaluation.validation_set(config)
+    pre_ap = evaluation.average_precision(detector(config), dense_params, val, gt,
+                                          batch_size=config.eval.batch_size,
+                                          area_scale=config.eval.area_scale)
     n = sum(s * s for s in token_layout(config.data.image_size, len(config.model.widths))[3])
     todo = variants(config)
     publish = _Publisher(config, workdir, [t.name for t in todo], start)
@@ -103,15 +103,15 @@ def _train_and_evaluate(config, workdir: str, batches):
         guards.check_preempted(f"fine-tune {v.name}")
         task = finetune_task(config, v, dense_params, batches)
         compiled_s = pre.wait(v.name) if pre is not None else None
-        deadline = schedule.finetune_deadline(end, time.time(), len(todo) - i, eval_s)
-        if not schedule.finetune_fits(end, time.time(), eval_s):
+        deadline = runs.finetune_deadline(end, time.time(), len(todo) - i, eval_s)
+        if not runs.finetune_fits(end, time.time(), eval_s):
             print(f"time budget spent: {', '.join(t.name for t in todo[i:])} not run", flush=True)
             break
-        r, record = schedule.run_stage(task, config, config.sparse.finetune_steps,
-                                       stages.dir(v.name), mesh, deadline)
+        r, record = runs.run_stage(task, config, config.sparse.finetune_steps,
+                                   stages.dir(v.name), mesh, deadline)
         t_eval = time.time()
-        row = evaluate.variant_row(config, v, detector(config, v.spec),
-                                   jax.device_get(r.state["params"]), val, gt, record["steps"], n)
+        row = evaluation.variant_row(config, v, detector(config, v.spec),
+                                     jax.device_get(r.state["params"]), val, gt, record["steps"], n)
         eval_s = time.time() - t_eval     # the next share leaves room for an evaluation this long
         record["eval_s"] = eval_s
         if compiled_s is not None:
