@@ -4,7 +4,8 @@
     judges.py         one `Judge` interface: prompted (Likert, additive, pairwise + critique)
                       for any `lib.lm.client.LanguageModel`, prompt formats and parsers,
                       parse-failure accounting; simulated and oracle judges
-    reward_models.py  trained outcome / process reward models on the workspace LM (JAX)
+    reward_models.py  outcome / process reward models on the workspace LM (JAX) as judges
+    training.py       their loss and the `train_loop.Task` that fine-tunes them
     protocols.py      reranking (Likert, additive, round-robin, knockout), step-level beam
                       search over precomputed trees, critique-based refinement + final rerank
     evaluation.py     a judge over a data set under each protocol: the results.json rows

@@ -19,7 +19,7 @@ import jax
 import numpy as np
 
 from lib.common import train_loop
-from lib.jetts import generators, local_training, reward_models
+from lib.jetts import generators, local_training, reward_models, training
 from lib.jetts import pools as pools_lib
 from lib.jetts.domains import arithmetic as ar
 from lib.lm import finetune
@@ -144,9 +144,9 @@ def train_reward_model(kind: str, config, gen: LocalLM, rows: list[dict], workdi
               for q, t in zip(qs, texts)]
     data = reward_models.encode_examples(gen.tok, qs, texts, labels, kind=kind, sep=ar.SEP,
                                          max_len=gen.cfg.max_len)
-    task = reward_models.make_task(gen.cfg, gen.params, data, batch_size=r.batch_size,
-                                   seed=config.seed, logprob_feature=r.logprob_feature,
-                                   **finetune.optimizer_settings(r.optim, r.train.num_steps))
+    task = training.make_task(gen.cfg, gen.params, data, batch_size=r.batch_size,
+                              seed=config.seed, logprob_feature=r.logprob_feature,
+                              **finetune.optimizer_settings(r.optim, r.train.num_steps))
     t0 = time.perf_counter()
     res = train_loop.train(task, train_loop.LoopConfig.from_config(r.train), workdir=workdir,
                            mesh=mesh)                       # guards.Preempted on SIGTERM

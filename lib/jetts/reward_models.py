@@ -1,7 +1,7 @@
 """Outcome and process reward models: a scalar head on the workspace LM (JAX, Flax Linen).
 
     ex = encode_examples(tok, queries, texts, labels, kind="prm", sep=" ", max_len=96)
-    task = make_task(cfg, base_params, ex, batch_size=32, lr=3e-4, num_steps=300)
+    task = training.make_task(cfg, base_params, ex, batch_size=32, lr=3e-4, num_steps=300)
     result = train_loop.train(task, loop_cfg, workdir=..., mesh=...)
     rm = RewardModelJudge("prm", cfg, result.state["params"], tok, kind="prm", sep=" ")
 
@@ -18,7 +18,7 @@ separator), so the last token of every step is known:
 * PRM (process): the last token of every step; label of step k = 1 when every step up to
   and including k is correct (k < first wrong step), else 0 (Lightman et al. 2023 /
   Math-Shepherd style hard labels; exact here).
-Loss: mean binary cross-entropy over the read-out positions (masked).
+Loss (lib.jetts.training): mean binary cross-entropy over the read-out positions (masked).
 
 Optional confidence input (`logprob_feature=True`, the head then has a third parameter a):
 r_t = w . h_t + a * c_t + b with c_t = max(-20, min over response tokens s <= t of
@@ -40,13 +40,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from lib.common import optim, train_loop
 from lib.jetts.generators import local_template
 from lib.jetts.judges import ScoreJudge
 from lib.jetts.pools import Query
-from lib.lm import sft
 from lib.lm.model import LMConfig, TransformerLM
 from lib.lm.tokenizer import Tokenizer
 
@@ -144,58 +141,6 @@ def readout_logits(cfg: LMConfig, params: Any, tokens, valid, pos, start=None) -
         c = jnp.take_along_axis(min_logprob_so_far(logits, tokens, start), pos, axis=1)
         r = r + params["head"]["a"] * c
     return r
-
-
-def loss_fn(cfg: LMConfig, params: Any, batch: dict) -> tuple[jax.Array, dict]:
-    logits = readout_logits(cfg, params, batch["tokens"], batch["valid"], batch["pos"],
-                            batch["start"])
-    m = batch["mask"]
-    bce = optax.sigmoid_binary_cross_entropy(logits, batch["label"])
-    denom = jnp.maximum(m.sum(), 1.0)
-    acc = (((logits > 0) == (batch["label"] > 0.5)) * m).sum() / denom
-    return (bce * m).sum() / denom, {"accuracy": acc}
-
-
-def init_head(cfg: LMConfig, logprob_feature: bool = False) -> dict:
-    head = {"w": jnp.zeros((cfg.d_model,), jnp.float32), "b": jnp.zeros((), jnp.float32)}
-    if logprob_feature:
-        head["a"] = jnp.zeros((), jnp.float32)
-    return head
-
-
-def make_task(cfg: LMConfig, base_params: Any, data: dict[str, np.ndarray], *,
-              batch_size: int, lr: float, num_steps: int, warmup_steps: int = 0,
-              weight_decay: float = 0.0, grad_clip: float = 1.0,
-              seed: int = 0, logprob_feature: bool = False) -> train_loop.Task:
-    """A `train_loop.Task` fine-tuning LM + head on `encode_examples` output."""
-    n = len(data["tokens"])
-    if n < batch_size:
-        raise ValueError(f"{n} reward-model examples are fewer than batch_size = {batch_size}")
-    opt = sft.make_optimizer(lr, num_steps, warmup_steps=warmup_steps,
-                             weight_decay=weight_decay, grad_clip=grad_clip)
-
-    def init_state(key):
-        del key
-        params = {"lm": jax.tree.map(jnp.asarray, base_params),
-                  "head": init_head(cfg, logprob_feature)}
-        return optim.init_state(params, opt)
-
-    def train_step(state, batch, key):
-        del key
-        (loss, aux), grads = jax.value_and_grad(
-            lambda p: loss_fn(cfg, p, batch), has_aux=True)(state["params"])
-        return (train_loop.apply_gradients(state, grads, opt),
-                {"loss": loss, **aux})
-
-    per_epoch = n // batch_size
-
-    def batch_fn(step, rows):
-        epoch, k = divmod(step, per_epoch)
-        perm = np.random.default_rng([seed, epoch]).permutation(n)
-        idx = perm[k * batch_size:(k + 1) * batch_size][rows]
-        return {key: v[idx] for key, v in data.items()}
-
-    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
 
 
 @functools.partial(jax.jit, static_argnames=("cfg",))

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.jetts import generators, judges, reward_models
+from lib.jetts import generators, judges, reward_models, training
 from lib.jetts.domains import arithmetic as ar
 from lib.jetts.pools import Response
 from lib.lm import tasks
@@ -97,7 +97,7 @@ def test_reward_model_positions_prefix_invariance_and_training(lm):
                                                              zip(qs, texts)], kind="prm", sep=" ",
                                          max_len=96)
     assert data["mask"].sum() == 16 * 3
-    task = reward_models.make_task(lm.cfg, lm.params, data, batch_size=16, lr=3e-3, num_steps=25)
+    task = training.make_task(lm.cfg, lm.params, data, batch_size=16, lr=3e-3, num_steps=25)
     state = task.init_state(jax.random.key(0))
     step = jax.jit(task.train_step)
     losses = []
