@@ -31,7 +31,8 @@ from absl import app, flags
 from lib.common import checkpoint, metrics as metrics_lib, workdir as wd
 from lib.maxentdp import critics, diagnostics
 from lib.maxentdp.multigoal import Q_GRID
-from lib.maxentdp.runs import build, run_dir
+from lib.maxentdp.runs import run_dir
+from lib.maxentdp.training import make_task
 
 flags.DEFINE_string("workdir", None, "a multi-goal run's workdir (with runs/ and config.json)")
 flags.DEFINE_bool("fixed_q", False, "run the fixed-Q QNE sweep (b)")
@@ -58,7 +59,7 @@ def restore_step(task, ckpt_dir: str, step: int, seed: int):
 
 
 def q_over_training(config, workdir: str, algo: str) -> list[dict]:
-    env, agent, run, task = build(config, "multigoal", algo)
+    env, agent, run, task = make_task(config, "multigoal", algo)
     ckpt_dir = os.path.join(run_dir(workdir, "multigoal", algo), wd.CHECKPOINTS)
     steps = sorted(int(d) for d in os.listdir(ckpt_dir) if d.isdigit())
     q_net = critics.TwinQ(tuple(config.agent.critic_hidden))

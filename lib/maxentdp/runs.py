@@ -1,10 +1,8 @@
 """One (environment, algorithm) run of the MaxEntDP experiment on the train loop.
 
-`build` gives its `train_loop.Task`: the state is agent + replay buffer + environment of
-every seed (vmapped); one loop step is one chunk of `eval_every` environment steps with
-updates, then an evaluation; the loop's batch is only the step index, so resuming is exact.
-`train_one` trains (or resumes) it in the stage folder `<workdir>/runs/<env>_<algo>` and
-returns its results.json entry; `run_deadline` shares a process's wall-clock budget out.
+`train_one` trains (or resumes) the run's task (`training.make_task`) in the stage folder
+`<workdir>/runs/<env>_<algo>` and returns its results.json entry; `run_deadline` shares a
+process's wall-clock budget out.
 """
 from __future__ import annotations
 
@@ -16,51 +14,14 @@ import numpy as np
 
 from lib.common import metrics as metrics_lib, train_loop
 from lib.common.stages import Stages
-from lib.maxentdp import agent as agent_lib
-from lib.maxentdp import envs, rollout
+from lib.maxentdp import rollout
+from lib.maxentdp.training import make_task, run_config
 from lib.maxentdp.multigoal import multigoal_analysis
 
 
 def run_dir(workdir: str, env_name: str, algo: str) -> str:
     """The stage folder of one run (`runs/<env>_<algo>`, the layout of older workdirs)."""
     return Stages(workdir, "runs").dir(f"{env_name}_{algo}")
-
-
-def agent_config(config, env_name: str, algo: str, num_updates: int) -> agent_lib.AgentConfig:
-    a, d, e = config.agent, config.diffusion, config.env[env_name]
-    return agent_lib.AgentConfig(
-        algo=algo, alpha=e.alpha, auto_alpha=algo in tuple(e.auto_alpha), gamma=a.gamma,
-        tau=a.tau, batch_size=a.batch_size, critic_hidden=tuple(a.critic_hidden),
-        actor_hidden=tuple(a.actor_hidden), critic_lr=a.critic_lr, actor_lr=a.actor_lr,
-        alpha_lr=a.alpha_lr, backup=a.backup, backup_samples=a.backup_samples,
-        actor_cosine_steps=num_updates if a.actor_cosine else 0,
-        steps=d.steps, bound=d.bound, fourier_dim=d.fourier_dim,
-        time_hidden=tuple(d.time_hidden), eps_hidden=tuple(d.eps_hidden),
-        qne_samples=d.qne_samples, logprob_draws=d.logprob_draws,
-        eval_candidates=d.eval_candidates, backup_entropy=d.backup_entropy)
-
-
-def run_config(config, env_name: str) -> rollout.RunConfig:
-    e = config.env[env_name]
-    return rollout.RunConfig(num_seeds=e.num_seeds, env_steps=e.env_steps,
-                             chunk_len=e.eval_every, start_steps=e.start_steps,
-                             utd=config.agent.utd, eval_episodes=e.eval_episodes,
-                             replay_capacity=e.replay_capacity)
-
-
-def build(config, env_name: str, algo: str):
-    """(env, agent, run, Task) of one (environment, algorithm) pair."""
-    env = envs.make(env_name, config.env[env_name].to_dict())
-    run = run_config(config, env_name)
-    num_updates = (run.env_steps - run.start_steps) * run.utd
-    agent = agent_lib.make(agent_config(config, env_name, algo, num_updates), env.obs_dim,
-                           env.act_dim)
-    task = train_loop.Task(
-        init_state=lambda key: rollout.init_state(env, agent, run, key),
-        train_step=rollout.make_train_step(env, agent, run),
-        batch_fn=lambda step, rows: np.full((1,), step, np.int32)[rows],
-        global_batch_size=1)
-    return env, agent, run, task
 
 
 def _steps_per_sec(directory: str, run: rollout.RunConfig) -> float | None:
@@ -105,7 +66,7 @@ def train_one(config, workdir: str, env_name: str, algo: str, mesh,
     `deadline` (on `clock`'s scale; None = none); its results.json entry.
     `on_progress(entry)` after every logged chunk (progressive results; not after a SIGTERM,
     which raises `guards.Preempted` once the chunks done are checkpointed)."""
-    env, agent, run, task = build(config, env_name, algo)
+    env, agent, run, task = make_task(config, env_name, algo)
     directory = run_dir(workdir, env_name, algo)
     t = config.train
     loop = train_loop.LoopConfig(num_steps=run.num_chunks, log_every=t.log_every,

@@ -2,9 +2,9 @@
 a run stops at a chunk boundary when the next chunk would end after its deadline, writes
 progressive results after every chunk, is recorded as budget-stopped, and resumes exactly.
 
-`build` is replaced by a counter task with the state layout `train_one` reads (chunk
-counter, per-chunk evaluations, per-seed log α) and a fake clock that advances 10 s per
-chunk, so the stop is deterministic and nothing RL-specific is compiled. The deadline
+`training.make_task` is replaced by a counter task with the state layout `train_one` reads
+(chunk counter, per-chunk evaluations, per-seed log α) and a fake clock that advances 10 s
+per chunk, so the stop is deterministic and nothing RL-specific is compiled. The deadline
 mechanism itself is tested in tests/common/test_deadline.py.
 """
 import json
@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.maxentdp import runs
+from lib.maxentdp import runs, training
 from lib.common import mesh as mesh_lib, metrics as metrics_lib, train_loop
 from lib.common.config import load_config
 
@@ -36,9 +36,9 @@ def _config():
     return config
 
 
-def _fake_build(clock):
-    def build(config, env_name, algo):
-        run = runs.run_config(config, env_name)
+def _fake_make_task(clock):
+    def make_task(config, env_name, algo):
+        run = training.run_config(config, env_name)
 
         def init_state(key):
             return {"chunk": jnp.zeros((), jnp.int32),
@@ -57,7 +57,7 @@ def _fake_build(clock):
             return np.full((1,), step, np.int32)[rows]
 
         return None, None, run, train_loop.Task(init_state, train_step, batch_fn, 1)
-    return build
+    return make_task
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def mesh(monkeypatch):
 
 def test_budget_stops_at_a_chunk_boundary_records_and_resumes(tmp_path, mesh, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(runs, "build", _fake_build(clock))
+    monkeypatch.setattr(runs, "make_task", _fake_make_task(clock))
     config, workdir, seen = _config(), str(tmp_path), []
     # Deadline 35 s: chunks end at 10, 20, 30 s; the first (compiling) chunk is not timed,
     # so before the 4th the 5 s left are less than a chunk's 10 s: stop after 3 chunks.
@@ -91,7 +91,7 @@ def test_budget_stops_at_a_chunk_boundary_records_and_resumes(tmp_path, mesh, mo
 
 def test_budget_spent_before_start_records_an_unstarted_run(tmp_path, mesh, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(runs, "build", _fake_build(clock))
+    monkeypatch.setattr(runs, "make_task", _fake_make_task(clock))
     entry = runs.train_one(_config(), str(tmp_path), "pendulum", "sac", mesh, deadline=-1.0,
                            clock=clock)
     assert entry["budget_stopped"] and entry["env_steps"] == [] and entry["final_alpha"] == []
@@ -111,7 +111,7 @@ def test_budget_shares_and_partial_results(tmp_path):
     config.run.time_budget_s = None
     assert runs.run_deadline(config, pairs, start) is None
 
-    run = runs.run_config(config, "hopper")._replace(num_seeds=2)
+    run = training.run_config(config, "hopper")._replace(num_seeds=2)
     rows = [{"step": i + 1, "alpha": 0.05, "eval_return_seed0": 10.0 * i,
              "eval_return_seed1": 10.0 * i + 2} for i in range(3)]
     (tmp_path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
