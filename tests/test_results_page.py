@@ -106,6 +106,21 @@ def test_a_source_naming_a_subtree_counts_its_outermost_records(toy, monkeypatch
                                                                        "NAMED")
 
 
+def test_an_entry_that_is_not_a_record_takes_the_verdict_its_source_names(toy, monkeypatch):
+    (toy / "experiments/named/results_quick.json").write_text(json.dumps({"targets": {
+        "auroc": {"vs_best": {"per_family_met": False, "mean_diff": -0.013, "families": 12}}}}))
+    source = rp.Source("results_quick.json", "auroc.vs_best", "quick", met="per_family_met")
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", number="{mean_diff:+.3f} over {families}",
+                                              sources=(source,)),))
+    assert "| [-0.013 over 12](experiments/named/results_quick.json) | quick | **missed** |" in (
+        _row(rp.render(str(toy))[0], "NAMED"))
+    monkeypatch.setattr(rp, "PAPERS", (_paper("named", sources=(
+        rp.Source("results_quick.json", "auroc.vs_best", "quick", met="families"),)),))
+    with pytest.raises(ValueError, match=r"results_quick.json: no bool 'families' at "
+                                         r"'auroc.vs_best'"):
+        rp.render(str(toy))
+
+
 def test_a_scale_the_results_file_states_is_the_rows(toy, monkeypatch):
     path = toy / "experiments/summary/results_official.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "scale": "gpu"}))

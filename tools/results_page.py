@@ -44,12 +44,14 @@ CHECKED = ("yes", "peer", "no")
 @dataclasses.dataclass(frozen=True)
 class Source:
     """One target record: `experiments/<paper>/<file>`, its dotted path under "targets", the
-    scale of the run that wrote it (one of SCALES; a file that states its "scale" must agree)
-    and, when not the paper's, the format of its number."""
+    scale of the run that wrote it (one of SCALES; a file that states its "scale" must agree),
+    when not the paper's, the format of its number, and, for an entry that is not a target
+    record, the key of its bool verdict."""
     file: str
     path: str
     scale: str
     number: str = ""
+    met: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -331,8 +333,9 @@ def records(results: dict) -> list[tuple[str, dict]]:
 
 
 def record(root: str, key: str, source: Source) -> dict:
-    """The record `source` names. A path that names a subtree of records stands for all of
-    them: {"n": how many, "n_met": how many met, "met": all met} over its outermost records.
+    """The record `source` names. An entry that is not a record gets "met" from the bool
+    `source.met` names; a path that names a subtree of records stands for all of them:
+    {"n": how many, "n_met": how many met, "met": all met} over its outermost records.
     ValueError naming the file and the path when there is none, or when the file states a
     scale other than the source's."""
     path = os.path.join("experiments", key, source.file)
@@ -342,6 +345,14 @@ def record(root: str, key: str, source: Source) -> dict:
     found = dict(report.walk_targets(results.get("targets") or {}))
     if source.path in found:
         return found[source.path]
+    if source.met:
+        entry = results.get("targets") or {}
+        for key in source.path.split("."):
+            entry = entry.get(key) if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(entry.get(source.met), bool):
+            raise ValueError(f"{path}: no bool {source.met!r} at {source.path!r} under "
+                             "\"targets\"")
+        return {**entry, "met": entry[source.met]}
     under = [r for p, r in records(results) if p.startswith(source.path + ".")]
     if not under:
         raise ValueError(f"{path}: no target record at {source.path!r} under \"targets\"")
