@@ -165,7 +165,12 @@ PAPERS = (
           "FPR ≤ α + 3 SE; AUROC ≥ the best baseline in every family",
           "yes", "the official families, baselines and plots",
           "Results (quick, measured here)",
-          "README.md#Results (official set-up, measured here)"),
+          "README.md#Results (official set-up, measured here)",
+          sources=(Source("results_quick.json", "fpr_within_alpha_plus_3se", "quick",
+                          "worst FPR {worst[excess_in_se]:+.1f} SE from α"),
+                   Source("results_quick.json", "auroc_vs_best_baselines", "quick",
+                          "AUROC − best baseline {mean_diff:+.3f} (mean over {families} "
+                          "families)", met="per_family_met"))),
     Paper("swe_gym", "SWE-Gym",
           "fine-tuning an agent on its own resolved trajectories, and a verifier for Best@K, "
           "raise resolve rates",
