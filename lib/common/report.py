@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import tempfile
 
 from lib.common import workdir as wd
 
@@ -64,16 +63,7 @@ def splice(path: str, tag: str, text: str) -> None:
         raise ValueError(f"{path}: {end!r} comes before {begin!r}")
     doc = re.sub(re.escape(begin) + r".*?" + re.escape(end),
                  lambda _: f"{begin}\n{text}\n{end}", doc, flags=re.S)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp_", suffix=".md")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(doc)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    wd.write_text_atomic(path, doc)   # never half-written; the mode a plain write gives
 
 
 def read_results(workdir: str, experiment: str) -> dict:

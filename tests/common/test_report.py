@@ -1,4 +1,6 @@
 """lib/common/report.py: the README splice, the machine line, cells and reading a run."""
+import os
+
 import pytest
 
 from lib.common import report
@@ -14,6 +16,9 @@ def test_splice_replaces_only_the_marked_block(tmp_path):
     assert "keep" in text and text.startswith("head\n") and text.endswith("tail\n")
     report.splice(str(path), "quick", "again")  # idempotent shape: one block, replaced
     assert path.read_text().count("<!-- results:quick:begin -->") == 1
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask  # a plain write's mode, not mkstemp's 0600
 
 
 def test_splice_errors_name_the_missing_or_duplicate_marker(tmp_path):
