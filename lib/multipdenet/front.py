@@ -260,21 +260,24 @@ def paired_stats(a, b) -> dict:
             "ics_above": int((d > 0).sum())}
 
 
-def learned_rollout(run, meta: dict) -> tuple:
+def learned_rollout(run, meta: dict, max_frames: int = 4) -> tuple:
     """(fn, every) of a loaded run (`runs.load_run`) against a truth with metadata `meta`:
-    `fn(params, u0, k)` covers k truth frames, compared at every `every`-th of them (a
-    model whose ΔT is `every` truth frames steps k // every times; one whose ΔT divides the
-    truth's frame steps k · s times, every s-th kept). ValueError for another PDE or a ΔT
-    that is not a whole multiple or divisor of the truth's frame interval."""
+    `fn(params, u0, k)` covers k truth frames (k a multiple of `every`), compared at every
+    `every`-th of them. With a model steps = b truth frames (the smallest such integers,
+    b ≤ `max_frames`), the model steps (k // b) · a times and every a-th state is kept, so
+    `every` = b: ΔT = 2 truth frames gives a = 1, b = 2; ΔT = half a frame a = 2, b = 1;
+    ΔT = 0.4 frames a = 5, b = 2. ValueError for another PDE or a ΔT with no such pair."""
     dt = run.data["metadata"]["frame_dt"]
-    ratio = meta["frame_dt"] / dt if dt <= meta["frame_dt"] else dt / meta["frame_dt"]
-    if abs(ratio - round(ratio)) > 1e-6 or run.data["metadata"]["pde"] != meta["pde"]:
+    pair = next(((round(b * meta["frame_dt"] / dt), b) for b in range(1, max_frames + 1)
+                 if round(b * meta["frame_dt"] / dt) >= 1
+                 and abs(b * meta["frame_dt"] / dt - round(b * meta["frame_dt"] / dt)) <= 1e-6 * b), None)
+    if pair is None or run.data["metadata"]["pde"] != meta["pde"]:
         raise ValueError(f"a {run.data['metadata']['pde']} model with ΔT = {dt:.4g} cannot be "
                          f"compared at the truth's frame interval {meta['frame_dt']:.4g}")
-    s = int(round(ratio))
-    if dt > meta["frame_dt"]:
-        return (lambda p, u0, k: run.emulator.rollout(p, u0, k // s)), s
-    return (lambda p, u0, k: run.emulator.rollout(p, u0, k * s)[s - 1::s]), 1
+    a, b = pair
+    if a == 1:
+        return (lambda p, u0, k: run.emulator.rollout(p, u0, k // b)), b
+    return (lambda p, u0, k: run.emulator.rollout(p, u0, k // b * a)[a - 1::a]), b
 
 
 def round_ratios(points: list[dict]) -> dict[str, list[float]]:

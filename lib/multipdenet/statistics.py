@@ -59,13 +59,15 @@ def frame_statistics(u: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarr
     return spectrum, hist
 
 
-def long_run(fn, params, u0: np.ndarray, n_frames: int, start: int, length: float) -> dict:
-    """Roll `fn(params, u, 1)` (one recorded frame per call) `n_frames` times from `u0`
-    `(b, n, n, 2)` and average the statistics of frames `start+1 … n_frames` (1-based):
+def long_run(fn, params, u0: np.ndarray, n_frames: int, start: int, length: float,
+             every: int = 1) -> dict:
+    """Roll `fn(params, u, every)` (`every` recorded frames per call, the last kept) from `u0`
+    `(b, n, n, 2)` up to frame `n_frames` and average the statistics of the kept frames
+    after `start` (1-based; every `every`-th frame):
     `{"spectrum": (n/2,) per IC, "pdf": counts, "frames": count, "nonfinite": bool}`."""
-    step = jax.jit(lambda p, u: fn(p, u, 1)[-1])
+    step = jax.jit(lambda p, u: fn(p, u, every)[-1])
     u, total, hist, frames, bad = jnp.asarray(u0), None, 0.0, 0, False
-    for i in range(1, n_frames + 1):
+    for i in range(every, n_frames + 1, every):
         u = step(params, u)
         if i <= start:
             continue

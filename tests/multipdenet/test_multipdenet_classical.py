@@ -111,6 +111,8 @@ def test_long_run_averages_the_window_and_flags_a_blow_up():
     assert np.allclose(st["spectrum"], e0 / len(u0)) and np.allclose(st["pdf"], 3 * h0)
     # kinetic energy: the spectrum sums to the mean of ½|u|² per IC
     assert sum(st["spectrum"]) == pytest.approx(float((0.5 * (u0.astype(np.float64) ** 2).sum(-1)).mean()), rel=1e-4)
+    # two frames per call: frames 2 and 4 are kept (start = 1 drops none of them)
+    assert statistics.long_run(frozen, {}, u0, n_frames=5, start=1, length=L, every=2)["frames"] == 2
     blow = lambda p, u, k: jnp.stack([u * jnp.inf] * k)  # noqa: E731
     bad = statistics.long_run(blow, {}, u0, n_frames=5, start=0, length=L)
     assert bad["nonfinite"] and bad["frames"] == 1

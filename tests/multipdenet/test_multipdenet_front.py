@@ -142,8 +142,12 @@ def test_learned_rollout_maps_truth_frames_to_model_steps_both_ways():
     assert every == 2 and fn({}, None, 8).tolist() == [1, 2, 3, 4]
     fn, every = front.learned_rollout(run(0.05), meta)         # 2 model steps per truth frame
     assert every == 1 and fn({}, None, 3).tolist() == [2, 4, 6]
-    with pytest.raises(ValueError, match="ΔT = 0.15 cannot be compared"):
-        front.learned_rollout(run(0.15), meta)
+    fn, every = front.learned_rollout(run(0.04), meta)         # 5 model steps = 2 truth frames
+    assert every == 2 and fn({}, None, 4).tolist() == [5, 10]
+    fn, every = front.learned_rollout(run(0.15), meta)         # 2 model steps = 3 truth frames
+    assert every == 3 and fn({}, None, 6).tolist() == [2, 4]
+    with pytest.raises(ValueError, match="ΔT = 0.07 cannot be compared"):
+        front.learned_rollout(run(0.07), meta)
     with pytest.raises(ValueError, match="a burgers model"):
         front.learned_rollout(run(0.1, "burgers"), meta)
 

@@ -378,12 +378,13 @@ def stats_front(result: dict | None, out: str) -> dict | None:
                             if learned_point else f"stats_{p['family']}_{p['grid']}_{p['steps_per_frame']}.json")
         t0 = time.perf_counter()
         if not os.path.exists(file):
+            every = 1
             if learned_point:
-                fn, params, n, _, _ = learned(p["workdir"], meta, FLAGS.data_root)
+                fn, params, n, _, every = learned(p["workdir"], meta, FLAGS.data_root)
             else:
                 fn, params = classical.build(meta, p["family"], p["grid"], p["steps_per_frame"] * round(ratio))
                 n = p["grid"]
-            st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length)
+            st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length, every)
             wd.write_json_atomic(file, dict(st, grid=n))
         st = wd.read_json(file)
         row = {"name": p["name"], "family": p["family"], "grid": st["grid"], "cost": p.get("cost"),
