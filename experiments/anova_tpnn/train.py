@@ -32,7 +32,8 @@ def run_mode(config, stages: Stages, mesh, ds, mode: str) -> tuple[dict, dict]:
     """Every model of the config (and the EBM in seed mode) on one data set and replica mode;
     returns ({model: summary}, {model: components (R, N, C) or None})."""
     weights = data_lib.resample_weights(len(ds.x_train), config.replicas.num, mode,
-                                        config.replicas.resample_fraction, config.seed + 101)
+                                        config.replicas.resample_fraction,
+                                        config.seed + data_lib.RESAMPLE_STREAM)
     models, comps_by_model = {}, {}
     for name in config.models:
         if name == "mlp" and mode != "seed":

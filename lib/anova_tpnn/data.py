@@ -34,6 +34,8 @@ TASKS = {"synth_reg": "regression", "synth_clf": "classification", "diabetes": "
          "breast_cancer": "classification", "madelon": "classification"}
 
 SYNTH_FEATURES = 8
+# salt of the replica-subsample stream: a run's draws are rng(seed + RESAMPLE_STREAM)
+RESAMPLE_STREAM = 101
 SYNTH_MAINS: dict[int, Callable] = {
     0: lambda a: 1.5 * np.sin(np.pi * a),
     1: lambda a: 2.0 * a ** 2,
