@@ -74,7 +74,8 @@ def run_one(config, data: training.SSLData, batch: int, aux: bool, run_dir: str,
     train_s = time.perf_counter() - t0
     out = evaluation.evaluate(result.state["params"], spec, data, probe_steps=config.probe.steps,
                               probe_lr=config.probe.lr, probe_wd=config.probe.weight_decay,
-                              max_pairs=config.eval.max_pairs, eval_seed=config.seed + 7)
+                              max_pairs=config.eval.max_pairs,
+                              eval_seed=config.seed + evaluation.EVAL_STREAM)
     last = _last_metrics(run_dir)
     guards.check_preempted(f"writing {path}")
     out.update(dataset=data.name, batch_size=batch, aux=aux, aux_weight=spec.aux_weight,

@@ -9,6 +9,9 @@ import numpy as np
 from lib.cl_similarity import augment, losses, probe
 from lib.cl_similarity.training import RunSpec, SSLData
 
+# salt of the evaluation views' key: a run scores views of key(seed + EVAL_STREAM)
+EVAL_STREAM = 7
+
 
 def embed(apply, params, x: np.ndarray, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
     """(h, z) of (N, H, W, C) images by `apply` = jax.jit(net.apply), in chunks of `chunk`
