@@ -32,8 +32,8 @@ from lib.common import config as config_lib, mesh as mesh_lib, report as common_
 from lib.common import guards, train_loop, workdir as wd
 from lib.common.stages import Stages
 from lib.dsl import config_schema, data as data_lib, report, toy
-from lib.dsl.training import (MODELS, Model, Plan, dsl_config, effective_batch, frac_label,
-                              make_plan, make_task, predict, selected_params)
+from lib.dsl.training import (MODELS, RUN_SEED_STRIDE, Model, Plan, dsl_config, effective_batch,
+                              frac_label, make_plan, make_task, predict, selected_params)
 
 validate = config_schema.validate
 
@@ -76,7 +76,7 @@ def summarise(config, model: Model, ds: data_lib.Dataset, plan: Plan, state: dic
     else:
         summary["lines"] = lines
     logging.info("%s/%s: %s", ds.name, model.kind,
-                 {k: round(v["acc"], 4) for k, v in by_fraction.items()})
+                 {k: f"{v['acc']:.4f}" for k, v in by_fraction.items()})
     return summary
 
 
@@ -87,7 +87,8 @@ def load_datasets(config) -> list[data_lib.Dataset]:
     datasets = [data_lib.load(name, config.data, domain=m.domain, radius=m.radius,
                               seed=config.seed) for name in config.datasets]
     if config.data.get("val_fraction", 0) > 0:
-        datasets = [data_lib.split_validation(ds, config.data.val_fraction, config.seed + 17)
+        datasets = [data_lib.split_validation(ds, config.data.val_fraction,
+                                               config.seed + data_lib.VALIDATION_STREAM)
                     for ds in datasets]
     return datasets
 
@@ -95,7 +96,7 @@ def load_datasets(config) -> list[data_lib.Dataset]:
 def run_task(config, ds: data_lib.Dataset, plan: Plan, kind: str, batch: int):
     """(model, task, seed) of one model's replicas, as `run_model` trains them."""
     model = Model(kind, config, ds.dim, ds.num_classes)
-    seed = config.train.seed + 7919 * config.seed
+    seed = config.train.seed + RUN_SEED_STRIDE * config.seed
     task = make_task(model, ds, plan, config.optim[kind].lr, config.optim.weight_decay, batch,
                      seed, config.optim.clip, val_every=config.eval.get("val_every", 0),
                      num_steps=config.train.num_steps)

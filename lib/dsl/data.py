@@ -24,6 +24,8 @@ import numpy as np
 from lib.data import images
 
 DATASETS = ("breast_cancer", "wine", "make_classification", "digits", "fashion_mnist", "moons")
+# salt of the validation-split stream: a run splits with seed + VALIDATION_STREAM
+VALIDATION_STREAM = 17
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,6 +20,9 @@ from lib.common import optim, train_loop
 from lib.toolbox import replicas
 
 MODELS = ("dsl", "mlp")
+# a run's replica seed is train.seed + RUN_SEED_STRIDE * seed: runs of different seeds draw
+# from separate streams
+RUN_SEED_STRIDE = 7919
 
 
 def dsl_config(m) -> DSLConfig:
