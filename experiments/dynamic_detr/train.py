@@ -45,7 +45,8 @@ def start_precompile(config, workdir: str, mesh) -> precompile.Precompiler:
 def train_and_evaluate(config, workdir: str):
     validate(config)
     extras.require(optional_modules(config))   # before any compute
-    with prefetch.Prefetcher(config.data.workers, 4 * config.data.workers,
+    data = config.data
+    with prefetch.Prefetcher(data.workers, data.prefetch_per_worker * data.workers,
                              seed=config.train.seed, count=config.data.batch_size,
                              **data_kwargs(config)) as batches:
         return _train_and_evaluate(config, workdir, batches)
@@ -93,7 +94,7 @@ def _train_and_evaluate(config, workdir: str, batches):
     pre_ap = evaluation.average_precision(detector(config), dense_params, val, gt,
                                           batch_size=config.eval.batch_size,
                                           area_scale=config.eval.area_scale)
-    n = sum(s * s for s in token_layout(config.data.image_size, len(config.model.widths))[3])
+    n = len(token_layout(config.data.image_size, len(config.model.widths))[0])   # tokens
     todo = variants(config)
     publish = _Publisher(config, workdir, [t.name for t in todo], start)
     publish.stages["pretrain"] = pre_record
@@ -118,8 +119,6 @@ def _train_and_evaluate(config, workdir: str, batches):
             record["precompile_s"] = compiled_s
         publish.stages[v.name] = record
         publish.rows.append(row)
-        print(f"{v.name}: {record['steps']} steps, AP {row['AP']:.3f} AP50 {row['AP50']:.3f} "
-              f"encoder {row['encoder_gflops'] * 1e3:.2f} MFLOPs {row['images_per_s']:.0f} img/s",
-              flush=True)
+        print(detr_report.variant_line(v.name, record["steps"], row), flush=True)
         results = publish(pre_ap, n)
     return results

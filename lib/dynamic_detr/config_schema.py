@@ -36,6 +36,7 @@ KEYS: dict[str, Key] = {
     "data.batch_size": Key(16, Int(lo=1)),
     "data.val_images": Key(500, Int(lo=1)),
     "data.workers": Key(0, Int(lo=0, hi=64)),
+    "data.prefetch_per_worker": Key(4, Int(lo=1), before=4),   # batches rendered ahead per worker
     "model.widths": Key((16, 32, 48), Ints(lo=1)),
     "model.dim": Key(48, Int(lo=4)),
     "model.heads": Key(4, Int(lo=1)),

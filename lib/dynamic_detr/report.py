@@ -59,6 +59,12 @@ def targets(rows: list[dict], budgets: tuple[float, ...], ablations: tuple[str, 
     return {"dynamic_ge_topk": t1, "flops_saving_at_dense_ap": t2, "ablations_cost_ap": t3}
 
 
+def variant_line(name: str, steps: int, row: dict) -> str:
+    """The progress line of one fine-tuned variant: steps, AP, AP50, encoder cost."""
+    return (f"{name}: {steps} steps, AP {row['AP']:.3f} AP50 {row['AP50']:.3f} "
+            f"encoder {row['encoder_gflops'] * 1e3:.2f} MFLOPs {row['images_per_s']:.0f} img/s")
+
+
 def tables(results: dict) -> str:
     head = ("| variant | mean keep | tokens per block | AP | AP50 | AP75 | AP_S | AP_M | AP_L | "
             "encoder MFLOPs | encoder img/s | fine-tune steps |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
