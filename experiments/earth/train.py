@@ -84,7 +84,7 @@ def run_dataset(ds: str, config, stages: Stages, mesh, saved: dict, plot_dir: st
         res, fc, secs = run_one(forecaster, prep, config, stages, f"{ds}/{name}", mesh)
         results[name], timing[name], fcs[name] = res, secs, fc
         logging.info("%s / %s: test RMSE %s (%.0f s)", ds, name,
-                     {h: round(v["rmse"], 3) for h, v in res["test"].items()}, secs)
+                     {h: f"{v['rmse']:.3f}" for h, v in res["test"].items()}, secs)
         for h, (t, p) in fc.items():
             saved[f"{ds}/{name}/h{h}"] = p
             saved[f"{ds}/targets/h{h}"] = t
