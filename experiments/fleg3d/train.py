@@ -63,8 +63,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary,
                renamed=config_schema.RENAMED_KEYS)
     bank = bank_lib.build(config, srcs)
-    logging.info("bank: %d clouds of %d points, descriptor dim %d", *bank.points.shape[:2],
-                 bank.desc.shape[1])
+    logging.info("bank: %d clouds of %d points, descriptor dim %d", len(bank.points),
+                 bank.points.shape[1], bank.desc.shape[1])
     text_all = text.prompt_embeddings(config.data.classes, config.text.template,
                                       os.path.join(workdir, "text_embeddings.npz"),
                                       procedural=config.data.source == "procedural")
