@@ -66,7 +66,8 @@ def run_images(config, workdir: str, mesh) -> dict:
     masks = _mask_list(config)
     coords = tasks.grid_coords(d.size, d.size)
     n = coords.shape[0]
-    eval_idx = np.sort(np.random.default_rng(12345).choice(n, config.eval.ntk_points, replace=False))
+    rng = np.random.default_rng(tasks.NTK_POINTS_STREAM)
+    eval_idx = np.sort(rng.choice(n, config.eval.ntk_points, replace=False))
     loop_cfg = train_loop.LoopConfig.from_config(config.train)
     rows, spectra, recons = [], {}, {}
     for image in d.images:
@@ -107,7 +108,7 @@ def run_images(config, workdir: str, mesh) -> dict:
                     align_final_uncentred=float(metrics.target_alignment(k1, y_eval)),
                     train_s=train_s, steps=res.step))
             logging.info("%s %s: PSNR(missing) %s", image, method,
-                         [round(r["psnr_missing"], 2) for r in rows[-len(masks):]])
+                         [f"{r['psnr_missing']:.2f}" for r in rows[-len(masks):]])
     if config.eval.plots and mesh_lib.is_primary():
         for image, rec in recons.items():
             plots.reconstructions(os.path.join(workdir, "plots", f"recon_{image}.png"), rec, d.masks)
@@ -136,11 +137,11 @@ def run_regression(config, workdir: str, mesh) -> dict:
                                  ntk_points=data.x_test[idx], ntk_target=data.k_opt[:, idx][:, :, idx])
     rcfg = _regression_config(config)
     loop_cfg = dataclasses.replace(train_loop.LoopConfig.from_config(config.train), num_steps=r.num_steps,
-                                   log_every=max(1, r.num_steps // 20),
-                                   checkpoint_every=max(1, r.num_steps // 4))
+                                   log_every=max(1, r.num_steps // r.num_logs),
+                                   checkpoint_every=max(1, r.num_steps // r.num_checkpoints))
     x_test = jnp.asarray(data.x_test)
-    bayes = np.mean((data.post_mean - data.f_test) ** 2, axis=0)
-    out = {"bayes_mse": float(bayes.mean()), "signal_power": float(np.mean(data.f_test ** 2)), "methods": {}}
+    bayes = np.mean(np.square(data.post_mean - data.f_test), axis=0)
+    out = {"bayes_mse": float(bayes.mean()), "signal_power": float(np.mean(np.square(data.f_test))), "methods": {}}
     aug = np.concatenate([data.x_test, np.ones_like(data.x_test)], axis=1)
     k_inf = np.asarray(relu_ntk_infinite(jnp.asarray(aug), jnp.asarray(aug), config.inr.depth))
     out["relu_infinite_alignment"] = float(np.mean([metrics.alignment(k_inf, data.k_opt[v])
@@ -159,7 +160,7 @@ def run_regression(config, workdir: str, mesh) -> dict:
         for v in range(r.num_draws):
             a0.append(float(metrics.alignment(ntk(training.unstack(params0, v)), data.k_opt[v])))
             a1.append(float(metrics.alignment(ntk(training.unstack(params, v)), data.k_opt[v])))
-        mse = np.mean((pred - data.f_test) ** 2, axis=0)
+        mse = np.mean(np.square(pred - data.f_test), axis=0)
         out["methods"][method] = dict(test_mse=float(mse.mean()), test_mse_per_draw=mse.tolist(),
                                       align_init=float(np.mean(a0)), align_final=float(np.mean(a1)),
                                       align_final_per_draw=a1)

@@ -76,6 +76,8 @@ KEYS: dict[str, Key] = {
     "eval.plots": Key(True, Bool()),
     "regression.methods": Key(("rff", "rff+kar", "peak", "peak+kar"), Names(METHOD_NAMES)),
     "regression.num_steps": Key(400, Int(lo=1)),
+    "regression.num_logs": Key(20, Int(lo=1), before=20),          # log every num_steps // this
+    "regression.num_checkpoints": Key(4, Int(lo=1), before=4),     # likewise for checkpoints
     "regression.n_train": Key(24, Int(lo=2)),
     "regression.n_test": Key(128, Int(lo=4, hi=4096)),
     "regression.num_draws": Key(4, Int(lo=1, hi=64)),

@@ -30,6 +30,8 @@ COLOUR_IMAGES = ("astronaut", "coffee", "chelsea", "rocket")
 IMAGES = GREY_IMAGES + COLOUR_IMAGES
 TEXTURES = ("brick", "grass", "gravel")
 MASKS = ("random", "patch", "textural")
+# seed of the stream that picks the grid points an image run measures its NTK on
+NTK_POINTS_STREAM = 12345
 
 
 def check_image(img) -> np.ndarray:
