@@ -125,7 +125,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
         guards.check_preempted(f"setting {setting}")
         # replications depend on the setting, not on its position in sim.settings, so runs
         # of one setting and of both draw the same data
-        k = jax.random.fold_in(key, 1000 + semisynthetic.SETTINGS.index(setting))
+        k = jax.random.fold_in(key, semisynthetic.SETTING_STREAM
+                               + semisynthetic.SETTINGS.index(setting))
         results["settings"][setting] = run_setting(config, setting, sets, feats, k, plot_dir)
     results["targets"] = report.targets(results, config)
     results["machine"] = common_report.machine()

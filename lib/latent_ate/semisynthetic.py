@@ -25,6 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 SETTINGS = ("label", "complex")
+# a setting's replications draw from fold_in(key, SETTING_STREAM + its index in SETTINGS)
+SETTING_STREAM = 1000
 
 
 class Replications(NamedTuple):
