@@ -37,7 +37,8 @@ validate = config_schema.validate
 def build_tokenizer(config, conversations) -> Tokenizer:
     if config.tokenizer.bpe_merges == 0:
         return Tokenizer()
-    texts = [chat.render_chat(c, add_generation_prompt=False) for c in conversations[:20000]]
+    texts = [chat.render_chat(c, add_generation_prompt=False)
+             for c in conversations[:config.tokenizer.bpe_texts]]
     return train_bpe(texts, config.tokenizer.bpe_merges)
 
 
@@ -49,7 +50,7 @@ def optim_kwargs(config) -> dict:
 
 def training_data(config) -> tuple[Tokenizer, dict]:
     t = config.task
-    rng = np.random.default_rng([config.seed, 1])
+    rng = np.random.default_rng([config.seed, tasks.TRAIN_STREAM])
     problems = tasks.sample_problems(rng, t.num_train, t.digits, held_out=False,
                                      test_fraction=t.test_fraction)
     convs = [tasks.conversation(p, t.digits, t.pad) for p in problems]
@@ -62,7 +63,7 @@ def training_data(config) -> tuple[Tokenizer, dict]:
 def evaluate(config, cfg, params, tok: Tokenizer) -> dict:
     """Greedy answers to eval.num_eval held-out problems; exact match and examples."""
     t = config.task
-    rng = np.random.default_rng([config.seed, 2])
+    rng = np.random.default_rng([config.seed, tasks.EVAL_STREAM])
     problems = tasks.sample_problems(rng, config.eval.num_eval, t.digits, held_out=True,
                                      test_fraction=t.test_fraction)
     stop = (tok.special_id("<|end|>"), tok.eos_id)
@@ -76,7 +77,8 @@ def evaluate(config, cfg, params, tok: Tokenizer) -> dict:
                                                  tasks.prompt_text(p, t.digits, t.pad)}]),
                               allow_special=True) for p in chunk]
         out = sampling.generate(cfg, params, prompts, key=jax.random.key(0), n=1,
-                                max_tokens=answer_len + 2, temperature=0.0, stop_ids=stop)
+                                max_tokens=answer_len + config.eval.extra_tokens,
+                                temperature=0.0, stop_ids=stop)
         for p, samples in zip(chunk, out):
             reply = tok.decode(samples[0].tokens)
             new_tokens += len(samples[0].tokens)
@@ -88,7 +90,8 @@ def evaluate(config, cfg, params, tok: Tokenizer) -> dict:
             "target_met": bool(em >= config.eval.target_exact_match),
             "eval_wall_s_incl_compile": wall, "eval_new_tokens": new_tokens,
             "wrong_examples": [{"problem": tasks.prompt_text(p, t.digits, t.pad), "reply": r,
-                                "truth": p.a + p.b} for p, r in wrong[:10]]}
+                                "truth": p.a + p.b}
+                               for p, r in wrong[:config.eval.wrong_examples]]}
 
 
 def train_and_evaluate(config, workdir: str) -> dict:

@@ -64,6 +64,7 @@ KEYS: dict[str, Key] = {
     "task.test_fraction": Key(0.1, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
     "task.num_train": Key(REQUIRED, Int(lo=1)),
     "tokenizer.bpe_merges": Key(0, Int(lo=0)),
+    "tokenizer.bpe_texts": Key(20000, Int(lo=1), before=20000),   # conversations BPE trains on
     **model_keys(min_len=8),
     **optim_keys(),
     **config_lib.keys_of_block(
@@ -74,6 +75,8 @@ KEYS: dict[str, Key] = {
     "eval.batch_size": Key(REQUIRED, Int(lo=1)),
     "eval.target_exact_match": Key(0.95, Float(lo=0.0, hi=1.0)),
     "eval.plots": Key(True, Bool()),
+    "eval.extra_tokens": Key(2, Int(lo=0), before=2),   # generated beyond the answer's length
+    "eval.wrong_examples": Key(10, Int(lo=0), before=10),   # kept in results.json
     **config_lib.keys_of_block("mesh", config_lib.mesh_block(), config_lib.MESH_SCHEMA),
 }
 

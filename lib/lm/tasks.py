@@ -74,6 +74,10 @@ def sample_problems(rng: np.random.Generator, n: int, digits: int, *, held_out: 
     return out
 
 
+# salts of the problem streams: rng([seed, TRAIN_STREAM]) and rng([seed, EVAL_STREAM])
+TRAIN_STREAM = 1
+EVAL_STREAM = 2
+
 _ANSWER = re.compile(r"=(\d+)\s*$")
 
 
