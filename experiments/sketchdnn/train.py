@@ -50,7 +50,7 @@ def train_encoder(config, workdir: str, mesh, data: dict):
     task = training.encoder_task(enc, imgs, data["train_labels"], batch_size=ev.encoder_batch,
                                  seed=config.seed)
     cfg = train_loop.LoopConfig(num_steps=ev.encoder_steps,
-                                log_every=max(ev.encoder_steps // 10, 1),
+                                log_every=max(ev.encoder_steps // ev.encoder_logs, 1),
                                 checkpoint_every=ev.encoder_steps, seed=config.seed)
     result = train_loop.train(task, cfg, workdir=Stages(workdir, "models").dir("encoder"),
                               mesh=mesh)                     # guards.Preempted on SIGTERM
@@ -120,13 +120,14 @@ def _evaluate_run(config, i: int, run: str, params, process, model, data, feat_f
     """Samples, their quality and the test NLL bound of one trained run; (entry, grid)."""
     sample_fn, bound_fn = evaluation.jitted(config, run, process, model)
     t1 = time.time()
-    x = evaluation.draw_samples(config, sample_fn, params, jax.random.key(config.seed + 101 + i))
+    x = evaluation.draw_samples(config, sample_fn, params,
+                                jax.random.key(config.seed + evaluation.SAMPLE_STREAM + i))
     sample_s = time.time() - t1
     quality = evaluation.sample_quality(config, feat_fn, enc_params, real_feats, x, ref_validity)
     grid = quality.pop("decoded")[:config.eval.grid_samples]
     t2 = time.time()
     nll = evaluation.nll_bits(config, bound_fn, params, data["test"],
-                              jax.random.key(config.seed + 202))
+                              jax.random.key(config.seed + evaluation.NLL_STREAM))
     return {**quality, "nll": nll, "sample_s": sample_s, "nll_s": time.time() - t2}, grid
 
 
@@ -151,7 +152,7 @@ def _curve_hook(config, i, run, curve, path, feat_fn, enc_params, real_feats, re
     eval.curve_samples samples at that step, added to `curve` and written to `path` (fewer
     samples than the final table: FD is biased up at small n, so curve values compare along a
     curve and between curves, not with the table). A step already in `curve` is skipped."""
-    n = max(config.eval.curve_samples, 2)
+    n = config.eval.curve_samples      # > eval.knn_k >= 1 (config_schema)
     curve_config = config_lib.apply_overrides(config, {"eval.num_samples": n,
                                                        "eval.sample_batch": n})
 
@@ -160,7 +161,7 @@ def _curve_hook(config, i, run, curve, path, feat_fn, enc_params, real_feats, re
             return
         sample_fn, _ = evaluation.jitted(curve_config, run, process, model)
         x = evaluation.draw_samples(curve_config, sample_fn, params,
-                                    jax.random.key(config.seed + 303 + i))
+                                    jax.random.key(config.seed + evaluation.CURVE_STREAM + i))
         q = evaluation.sample_quality(curve_config, feat_fn, enc_params, real_feats, x,
                                       ref_validity)
         curve[str(step)] = _curve_row(q)

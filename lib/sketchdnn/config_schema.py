@@ -75,6 +75,7 @@ KEYS: dict[str, Key] = {
     "eval.knn_k": Key(3, Int(lo=1)),
     "eval.raster_res": Key(32, Int(lo=8, hi=256)),
     "eval.encoder_steps": Key(1500, Int(lo=1)),
+    "eval.encoder_logs": Key(10, Int(lo=1), before=10),   # log every encoder_steps // this
     "eval.encoder_batch": Key(128, Int(lo=1)),
     "eval.grid_samples": Key(24, Int(lo=1)),
     "eval.endpoint_eps": Key(0.02, Float(lo=0.0, lo_open=True)),

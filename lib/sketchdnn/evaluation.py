@@ -25,6 +25,12 @@ from lib.sketchdnn import loss as loss_lib
 from lib.sketchdnn import sketch as sk
 from lib.sketchdnn.label_process import X0_LOGITS
 
+# salts of the evaluation keys of run i: key(seed + SAMPLE_STREAM + i) draws its final
+# samples, key(seed + CURVE_STREAM + i) its curve samples, key(seed + NLL_STREAM) the NLL bound
+SAMPLE_STREAM = 101
+NLL_STREAM = 202
+CURVE_STREAM = 303
+
 _JITTED: dict = {}
 
 
