@@ -60,8 +60,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     results = {
         "tag": config.tag,
         "instances": _instances(bench),
-        "recheck": {"agree": sum(r[2] == r[3] for r in rechecked), "checked": len(rechecked),
-                    "disagreements": [r for r in rechecked if r[2] != r[3]][:10]},
+        "recheck": benchmark.recheck_summary(rechecked, config.eval.recheck_disagreements),
         "search": {**records.rate(search), "by_kind": records.by_kind(search, bench.kinds)},
         "lm": {"num_params": num_params(lm.base_params), "vocab": lm.tok.vocab_size,
                "model": dataclasses.asdict(lm.cfg), "pretrain_examples": lm.pretrain_examples,

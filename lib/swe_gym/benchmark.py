@@ -74,6 +74,15 @@ def recheck(ctx, test_insts: list[dict]) -> list[list]:
     return ctx.stages.run("recheck", run)
 
 
+
+def recheck_summary(rechecked: list[list], keep: int) -> dict:
+    """{"agree", "checked", "disagreements"} of `recheck`'s rows: how many rows the grader
+    and the direct re-run agree on, of how many, and the first `keep` rows where they differ."""
+    differ = [r for r in rechecked if r[2] != r[3]]
+    return {"agree": len(rechecked) - len(differ), "checked": len(rechecked),
+            "disagreements": differ[:keep]}
+
+
 def direct_verdict(inst: dict, patch: str, store: str, limits) -> str:
     """Resolution from an uncached pytest run, written independently of grader.grade's
     plumbing (own checkout, `git apply`, test files from the test patch, run_pytest)."""

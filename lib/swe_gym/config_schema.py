@@ -82,6 +82,7 @@ KEYS: dict[str, Key] = {
     "served.cache_dir": Key("", Str()),
     "served.max_turns": Key(30, Int(lo=1)),
     "eval.plots": Key(True, Bool()),
+    "eval.recheck_disagreements": Key(10, Int(lo=0), before=10),   # rows kept in results.json
     "eval.target_gain": Key(0.0, Float(lo=0.0)),
 }
 
