@@ -149,6 +149,20 @@ def train_py_breaks(root) -> list[str]:
     return out
 
 
+ALLOWED_NUMBERS = (0, 1, -1)   # -1 parses as -(1); a number beyond these comes from the config
+
+
+def train_py_numbers(root) -> list[str]:
+    """'path:line: N' for each number in an experiments/<name>/train.py other than 0, 1 and -1:
+    a setting belongs in the config (a schema key), a seed salt is a named constant of the
+    paper's lib module that owns the stream."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(root, "experiments", "*", "train.py"))):
+        out += [f"{_rel(root, path)}:{node.lineno}: {node.value!r}"
+                for node in ast.walk(_tree(path)) if isinstance(node, ast.Constant)
+                and type(node.value) in (int, float, complex)
+                and node.value not in ALLOWED_NUMBERS]
+    return sorted(out, key=lambda s: (s.split(":")[0], int(s.split(":")[1])))
 def import_breaks(root) -> list[str]:
     """'path:line: imports X' for each import across the whiteboard's lines: lib imports no
     experiments, configs or tools; configs no experiments or tools."""
@@ -215,7 +229,7 @@ def cap_breaks(root) -> list[str]:
 
 def test_the_workspace_keeps_the_per_paper_contract():
     assert len(papers(ROOT)) >= 19, papers(ROOT)
-    breaks = contract_breaks(ROOT) + train_py_breaks(ROOT)
+    breaks = contract_breaks(ROOT) + train_py_breaks(ROOT) + train_py_numbers(ROOT)
     assert not breaks, "per-paper file contract (WORKSPACE.md, Adding a paper):\n" + \
         "\n".join(breaks)
 
@@ -270,6 +284,15 @@ def test_train_py_breaks_name_gradients_optax_models_and_tasks(tmp_path):
         "experiments/toy/train.py: builds a train_loop.Task"])
 
 
+def test_train_py_numbers_name_each_literal_but_0_1_and_minus_1(tmp_path):
+    _write(tmp_path, {"experiments/toy/train.py": (
+        '"""Runs 3 seeds of 2 models."""\nimport jax\n'
+        "k = jax.random.key(config.seed + 101)\nlr = 1e-3\nx = a[-1] + b[0] * c[1]\n"
+        "flag = True\nname = f'{v:.4f}'\nhalf = n // 2.0\n"),
+        "experiments/ok/train.py": "seed = config.seed + training.STREAM\nx = y[-1]\n"})
+    assert train_py_numbers(str(tmp_path)) == [
+        "experiments/toy/train.py:3: 101", "experiments/toy/train.py:4: 0.001",
+        "experiments/toy/train.py:8: 2.0"]
 def test_import_breaks_and_cycles_are_named(tmp_path):
     _write(tmp_path, {"lib/toy/a.py": "from lib.toy import b\n",
                       "lib/toy/b.py": "def f():\n    import lib.toy.a\n",
