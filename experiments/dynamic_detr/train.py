@@ -26,7 +26,7 @@ from lib.common import guards, workdir as wd
 from lib.common.stages import Stages
 from lib.dynamic_detr import evaluation, precompile, prefetch, runs
 from lib.dynamic_detr import report as detr_report
-from lib.dynamic_detr.config_schema import RENAMED_KEYS, optional_modules, validate
+from lib.dynamic_detr.config_schema import KEYS, RENAMED_KEYS, optional_modules, validate
 from lib.dynamic_detr.model import token_layout
 from lib.dynamic_detr.spec import EncoderSpec
 from lib.dynamic_detr.training import data_kwargs, detector, finetune_task, make_task, variants, zero_params
@@ -80,7 +80,8 @@ def _train_and_evaluate(config, workdir: str, batches):
     # sparse.holistic / compare_holistic_kept were added after the first runs: a workdir
     # made before them ran the "kept" design without the comparison row
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               added={"sparse.holistic": "kept", "sparse.compare_holistic_kept": False},
+               added={"sparse.holistic": "kept", "sparse.compare_holistic_kept": False,
+                      **config_lib.added_of(KEYS)},
                renamed=RENAMED_KEYS)
     stages = Stages(workdir, "runs")           # runs/<stage>: the layout of older workdirs
     pre = start_precompile(config, workdir, mesh) if config.run.precompile else None
