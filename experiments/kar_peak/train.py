@@ -35,7 +35,7 @@ from lib.common.stages import Stages
 from lib.common import workdir as wd
 from lib.kar_peak import training
 from lib.kar_peak import metrics, plots, tasks
-from lib.kar_peak.config_schema import RENAMED_KEYS, validate
+from lib.kar_peak.config_schema import KEYS, RENAMED_KEYS, validate
 from lib.kar_peak.ntk import empirical_ntk, relu_ntk_infinite
 from lib.kar_peak.report import tables, targets
 from lib.kar_peak.config_schema import optional_modules
@@ -175,7 +175,7 @@ def train_and_evaluate(config, workdir: str):
     extras.require(optional_modules(config))   # before any compute
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               renamed=RENAMED_KEYS)
+               added=config_lib.added_of(KEYS), renamed=RENAMED_KEYS)
     t0 = time.time()
     results = {"tag": config.tag, "machine": report.machine()}
     if "images" in config.parts:
