@@ -98,7 +98,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     t_start = time.perf_counter()
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               renamed=config_schema.RENAMED_KEYS)
+               added=config_lib.added_of(config_schema.KEYS), renamed=config_schema.RENAMED_KEYS)
     tok, data = training_data(config)
     cfg = config_schema.model_config(config, tok.vocab_size)
     if mesh_lib.is_primary():
