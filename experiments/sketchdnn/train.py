@@ -178,7 +178,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     # keys added after the quick workdirs were made, with the values that reproduce them;
     # under a constant rate nothing depends on train.num_steps, so a run may be extended
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=mesh_lib.is_primary(),
-               added=ADDED_KEYS, renamed=config_schema.RENAMED_KEYS,
+               added={**ADDED_KEYS, **config_lib.added_of(config_schema.KEYS)},
+               renamed=config_schema.RENAMED_KEYS,
                steps_extendable=config.optim.schedule == "constant")
     primary = mesh_lib.is_primary()
     t0 = time.time()
