@@ -37,7 +37,8 @@ validate = config_schema.validate
 def train_and_evaluate(config, workdir: str) -> dict:
     validate(config)
     t_start = time.perf_counter()
-    wd.prepare(workdir, config_lib.to_json_dict(config))
+    wd.prepare(workdir, config_lib.to_json_dict(config),
+               added=config_lib.added_of(config_schema.KEYS))
     ctx = Context.open(config, workdir)
     bench = benchmark.build(ctx)
     rechecked = benchmark.recheck(ctx, bench.test)
