@@ -94,10 +94,8 @@ def schema(pde: str) -> dict[str, config_lib.Rule]:
 def _check_physics(config: ml_collections.ConfigDict) -> None:
     """Cross-field checks: the dataset request, the window, grids the networks can cover."""
     from lib.multipdenet import data as data_lib   # JAX, loaded only when a config is checked
-    from lib.pde import dataset as dataset_lib
 
-    spec = data_config.spec_from_config(config.dataset)  # CFL, divisibility, ...
-    meta = dataset_lib.dataset_metadata(spec)
+    spec, meta = data_config.spec_and_metadata(config.dataset)  # CFL, divisibility, ...
     stride = config.model.frame_stride
     n_frames, coarse = data_lib.strided(meta, stride)["n_frames"], meta["coarse_grid"]
     read = f" when read every {stride} of {meta['n_frames']} (model.frame_stride)" if stride > 1 else ""

@@ -149,9 +149,13 @@ def check(config: ml_collections.ConfigDict, rules: dict[str, Rule]) -> None:
 def spec_from_config(config: ml_collections.ConfigDict) -> dataset.DatasetSpec:
     """Check `config` and return its `DatasetSpec` (all checks before any compute):
     `SpecError` for a key or value the schema refuses, ValueError for a physical check."""
+    return spec_and_metadata(config)[0]
+
+
+def spec_and_metadata(config: ml_collections.ConfigDict) -> tuple[dataset.DatasetSpec, dict]:
+    """`spec_from_config` and the metadata its physical checks computed (`dataset_metadata`)."""
     from lib.pde import dataset   # JAX, loaded only when a config is checked
 
     check(config, schema(config.pde))
     spec = dataset.DatasetSpec(pde=config.pde, params=config.params.to_dict(), **config.data.to_dict())
-    dataset.dataset_metadata(spec)
-    return spec
+    return spec, dataset.dataset_metadata(spec)

@@ -15,10 +15,11 @@ CONFIG = "configs/multipdenet/burgers.py:tiny"
 @pytest.fixture()
 def counts(monkeypatch):
     """Checks of a MultiPDENet config (a schema with 'dataset.pde'), of its dataset config on
-    its own (`spec_from_config`) and calls of `dataset_metadata`."""
+    its own (`spec_and_metadata`, which `spec_from_config` calls) and calls of
+    `dataset_metadata`."""
     seen = collections.Counter()
-    validate, metadata, spec_from_config = (config_lib.validate, dataset_lib.dataset_metadata,
-                                            data_config.spec_from_config)
+    validate, metadata, spec_and_metadata = (config_lib.validate, dataset_lib.dataset_metadata,
+                                             data_config.spec_and_metadata)
 
     def counted_validate(config, schema, *args, **kwargs):
         seen["config_checks"] += "dataset.pde" in schema
@@ -26,15 +27,14 @@ def counts(monkeypatch):
 
     def counted_spec(config):
         seen["dataset_checks"] += 1
-        return spec_from_config(config)
+        return spec_and_metadata(config)
 
     def counted_metadata(spec):
         seen["dataset_metadata"] += 1
         return metadata(spec)
 
     monkeypatch.setattr(config_lib, "validate", counted_validate)
-    monkeypatch.setattr(data_config, "spec_from_config", counted_spec)
-    monkeypatch.setattr(data_lib, "spec_from_config", counted_spec)
+    monkeypatch.setattr(data_config, "spec_and_metadata", counted_spec)
     monkeypatch.setattr(dataset_lib, "dataset_metadata", counted_metadata)
     return seen
 
@@ -52,16 +52,16 @@ def test_a_run_checks_its_config_once_and_computes_its_metadata_once_beside_the_
     made = dict(counts)
     counts.clear()
     train.train_and_evaluate(config, str(tmp_path / "cached"))
-    # the config's check (config_schema.validate) checks its dataset once more on its own
-    # and computes the metadata twice; setup computes it once, generate_dataset once more
-    assert made == dict(counts) == {"config_checks": 1, "dataset_checks": 1, "dataset_metadata": 4}
+    # the config's check (config_schema.validate) checks its dataset once on its own, which
+    # computes the metadata; setup computes it once more, generate_dataset once more
+    assert made == dict(counts) == {"config_checks": 1, "dataset_checks": 1, "dataset_metadata": 3}
 
 
 def test_setup_without_data_has_the_loaded_runs_metadata_and_emulator(tmp_path, counts):
     config = _config(tmp_path, **{"model.frame_stride": 2, "train.window": 2})
     bare = runs.setup(config, load_data=False)
     assert bare.data is None and bare.mesh is None and not (tmp_path / "data").exists()
-    assert counts == {"config_checks": 1, "dataset_checks": 1, "dataset_metadata": 3}
+    assert counts == {"config_checks": 1, "dataset_checks": 1, "dataset_metadata": 2}  # check + setup
     full = runs.setup(config)
     assert full.metadata == bare.metadata == full.data["metadata"]
     assert full.metadata["frame_stride"] == 2 and full.data["test"].shape[1] == full.metadata["n_frames"]
