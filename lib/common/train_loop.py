@@ -156,6 +156,23 @@ def apply_gradients(state: State, grads, opt: optax.GradientTransformation) -> S
             "opt_state": opt_state, "step": state["step"] + 1}
 
 
+def epoch_batches(data: dict[str, np.ndarray], batch_size: int, seed: int) -> Callable:
+    """A `Task.batch_fn` over the rows of `data` (arrays of equal length n): step s takes
+    batch k = s mod (n // batch_size) of epoch s // (n // batch_size), whose order is the
+    permutation drawn from `[seed, epoch]` (a pure function of the step, so resumes match).
+    The last n mod batch_size rows of each epoch's order are skipped."""
+    n = len(next(iter(data.values())))
+    per_epoch = n // batch_size
+
+    def batch_fn(step, rows):
+        epoch, k = divmod(step, per_epoch)
+        perm = np.random.default_rng([seed, epoch]).permutation(n)
+        idx = perm[k * batch_size:(k + 1) * batch_size][rows]
+        return {key: v[idx] for key, v in data.items()}
+
+    return batch_fn
+
+
 def build_step(task: Task, mesh, state_sharding) -> Callable:
     """`jax.jit` of the task's step with named shardings and the state donated."""
     return jax.jit(

@@ -185,15 +185,8 @@ def make_task(cfg: LMConfig, data: dict[str, np.ndarray], *, batch_size: int, lr
         return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads), **aux})
 
-    per_epoch = n // batch_size
-
-    def batch_fn(step, rows):
-        epoch, k = divmod(step, per_epoch)
-        perm = np.random.default_rng([seed, epoch]).permutation(n)
-        idx = perm[k * batch_size:(k + 1) * batch_size][rows]
-        return {key: v[idx] for key, v in data.items()}
-
-    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
+    return train_loop.Task(init_state, train_step,
+                           train_loop.epoch_batches(data, batch_size, seed), batch_size)
 
 
 # ----------------------------------------------------------------------------- run files
