@@ -267,10 +267,12 @@ def learned_rollout(run, meta: dict, max_frames: int = 4) -> tuple:
     b ≤ `max_frames`), the model steps (k // b) · a times and every a-th state is kept, so
     `every` = b: ΔT = 2 truth frames gives a = 1, b = 2; ΔT = half a frame a = 2, b = 1;
     ΔT = 0.4 frames a = 5, b = 2. ValueError for another PDE or a ΔT with no such pair."""
-    dt = run.data["metadata"]["frame_dt"]
-    pair = next(((round(b * meta["frame_dt"] / dt), b) for b in range(1, max_frames + 1)
-                 if round(b * meta["frame_dt"] / dt) >= 1
-                 and abs(b * meta["frame_dt"] / dt - round(b * meta["frame_dt"] / dt)) <= 1e-6 * b), None)
+    dt, pair = run.data["metadata"]["frame_dt"], None
+    for b in range(1, max_frames + 1):
+        steps = b * meta["frame_dt"] / dt         # model steps in b truth frames
+        if round(steps) >= 1 and abs(steps - round(steps)) <= 1e-6 * b:
+            pair = round(steps), b
+            break
     if pair is None or run.data["metadata"]["pde"] != meta["pde"]:
         raise ValueError(f"a {run.data['metadata']['pde']} model with ΔT = {dt:.4g} cannot be "
                          f"compared at the truth's frame interval {meta['frame_dt']:.4g}")

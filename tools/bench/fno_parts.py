@@ -44,8 +44,9 @@ FLAGS = flags.FLAGS
 C = float(np.sqrt(2.0 / np.pi))
 
 
-def cases(config, meta) -> list[dict]:
-    m, n = config.model, meta["coarse_grid"]
+def cases(config, setup_) -> list[dict]:
+    m, meta = config.model, setup_.metadata
+    n = meta["coarse_grid"]
     key = jax.random.split(jax.random.key(0), 4)
     u = jax.random.normal(key[0], (FLAGS.batch, n, n, len(meta["fields"])))
     v = jax.random.normal(key[1], (FLAGS.batch, n, n, m.fno_width))
@@ -61,7 +62,6 @@ def cases(config, meta) -> list[dict]:
 
     sc = SpectralConv(m.fno_width, k)
     sc_params = {"params": layer}
-    setup_ = setup(config, load_data=False)
     model_params = setup_.emulator.init(key[3], u)
     physics_cfg = config_lib.apply_overrides(config, {"model.corrector": "none", "model.micro_net": "none",
                                                       "model.macro_net": "none"})
@@ -97,8 +97,8 @@ def main(_):
         config = config_lib.load_config(f"{FLAGS.config}:{FLAGS.variant}")
     except (ValueError, RuntimeError, config_lib.ConfigError) as e:
         sys.exit(f"fno_parts: {e}")
-    meta = setup(config, load_data=False).metadata
-    rows = cases(config, meta)
+    built = setup(config, load_data=False)
+    meta, rows = built.metadata, cases(config, built)
     for c in rows:
         c["compiled"] = jax.jit(lambda prm, a, f=c["fn"]: f(a)).lower({}, c["arg"]).compile()
         c["params"], c["u0"] = {}, c["arg"]
