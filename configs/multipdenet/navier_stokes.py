@@ -34,6 +34,10 @@ Variants:
           allows (4.6 rather than the initial fields' 7).
   front_64_dt8  ΔT = 8 saved frames (0.224), M = 10 (a micro step 2× the initial fields'
           bound, 1.3× the attractor's), windows 1 -> 2: temporal coarsening.
+  front_64_dt8_pf  front_64_dt8 trained from its own rollouts: 2 pushforward macro steps
+          (0.45 time units, as front_64_dt2_pf) and input noise of 1 % of the RMS.
+  front_64_dt8_pf_m6  front_64_dt8_pf with M = 6: a micro step (0.037) beyond the 64²
+          classical stability limit (0.028), which only the corrector can keep stable.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -44,7 +48,8 @@ from lib.common import config as config_lib
 
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
-            "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8")
+            "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
+            "front_64_dt8_pf_m6")
 
 
 def get_config(arg=None):
@@ -90,4 +95,9 @@ def get_config(arg=None):
         "front_64_dt8": lambda: config_lib.apply_overrides(get_config("front_64_dt2"), {
             "tag": "navier_stokes_front_64_dt8", "model.frame_stride": 8, "model.n_micro": 10,
             "train.window": 2, "train.window_curriculum": (1, 2)}),
+        "front_64_dt8_pf": lambda: config_lib.apply_overrides(get_config("front_64_dt8"), {
+            "tag": "navier_stokes_front_64_dt8_pf", "train.pushforward": 2,
+            "train.noise_std": 0.01}),
+        "front_64_dt8_pf_m6": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
+            "tag": "navier_stokes_front_64_dt8_pf_m6", "model.n_micro": 6}),
     }, arg, default="quick")
