@@ -27,7 +27,7 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib.common import paths  # noqa: E402
-from lib.common.cli import HELP_ARGS  # noqa: E402
+from lib.common.cli import run_tool  # noqa: E402
 from lib.data import public  # noqa: E402
 
 _MIRROR = flags.DEFINE_string("mirror", None, "A local folder with the same files (no "
@@ -121,7 +121,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    if any(a in HELP_ARGS for a in sys.argv[1:]):
-        print(f"{__doc__.strip()}\n\nflags:\n{flags.FLAGS.main_module_help()}")
-        sys.exit(0)
-    app.run(lambda argv: sys.exit(main(argv)))
+    run_tool(lambda argv: sys.exit(main(argv)))

@@ -40,6 +40,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from lib.common.cli import run_tool
 from lib.common import report as common_report  # noqa: E402
 from lib.latent_ate import dml  # noqa: E402
 from lib.latent_ate import learners as lrn  # noqa: E402
@@ -190,4 +191,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

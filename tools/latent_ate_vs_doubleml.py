@@ -19,8 +19,9 @@ import sys
 
 import jax
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.latent_ate import dml
 from lib.latent_ate import learners as lrn
 from lib.latent_ate.report import doubleml_table as table
@@ -120,4 +121,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

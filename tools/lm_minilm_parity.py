@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import report
 
 _README = flags.DEFINE_string("readme", None, "Markdown file whose marked block gets the text.")
@@ -50,4 +51,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -15,8 +15,9 @@ import json
 
 import jax
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.maxentdp import envs, multigoal
 
 flags.DEFINE_integer("episodes", 20_000, "random episodes")
@@ -54,4 +55,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

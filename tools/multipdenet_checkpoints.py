@@ -21,8 +21,9 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib, report, workdir as wd
 from lib.common.checkpoint import Checkpointer
 from lib.multipdenet import data as data_lib, front
@@ -111,4 +112,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.multipdenet.runs import PARAMS, export_run
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A finished MultiPDENet run folder.", required=True)
@@ -28,4 +29,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -16,8 +16,9 @@ import os
 import subprocess
 import sys
 import time
-from absl import app, flags, logging
+from absl import flags, logging
 
+from lib.common.cli import run_tool
 from lib.multipdenet.report import write_collection
 from lib.multipdenet.sweeps import command, runs
 
@@ -59,4 +60,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

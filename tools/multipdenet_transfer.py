@@ -14,6 +14,7 @@ import math
 
 from absl import app, flags
 
+from lib.common.cli import run_tool
 from lib.multipdenet.runs import evaluate_transfer
 
 _WORKDIRS = flags.DEFINE_list("workdirs", [], "Trained Navier–Stokes run folders.")
@@ -50,4 +51,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

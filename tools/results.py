@@ -34,9 +34,10 @@ import importlib
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
 from lib.common import report, workdir as wd
+from lib.common.cli import run_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KINDS = {"bool": flags.DEFINE_bool, "string": flags.DEFINE_string, "list": flags.DEFINE_list}
@@ -165,7 +166,7 @@ def main(argv: list[str]) -> None:
                                                 fl.scale))
             print(f"published {out}", file=sys.stderr)
 
-    app.run(run, argv)
+    run_tool(run, argv)
 
 
 if __name__ == "__main__":

@@ -26,10 +26,11 @@ import signal
 import sys
 import threading
 
-from absl import app, flags
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from lib.common.cli import run_tool
 from lib.lm.server import make_server
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "A lib/lm training run (experiments/lm).",
@@ -112,4 +113,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

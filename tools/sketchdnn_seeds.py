@@ -15,8 +15,9 @@ import json
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib, report
 from lib.sketchdnn import config_schema, seeds
 
@@ -95,4 +96,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

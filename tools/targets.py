@@ -19,6 +19,7 @@ import sys
 
 from absl import app, flags
 
+from lib.common.cli import run_tool
 from lib.common import report
 from lib.common import workdir as wd
 
@@ -66,4 +67,4 @@ def main(argv) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -26,8 +26,9 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import checkpoint, metrics as metrics_lib, workdir as wd
 from lib.maxentdp import critics, diagnostics
 from lib.maxentdp.multigoal import Q_GRID
@@ -106,4 +107,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -147,6 +147,17 @@ def resolve_config(spec: str, overrides: Sequence[tuple[str, str | None]]):
     return config_lib.apply_overrides(config, parsed)
 
 
+def run_tool(main: Callable, argv: Sequence[str] | None = None) -> None:
+    """`absl.app.run(main)` for a tool under tools/: `--help` prints the tool's docstring
+    and its own flags and exits 0 (absl's own `--help` exits 1); `--helpfull` is absl's."""
+    argv = list(sys.argv if argv is None else argv)
+    if any(a in HELP_ARGS for a in argv[1:]):
+        doc = getattr(sys.modules.get("__main__"), "__doc__", None) or ""
+        print(f"{doc.strip()}\n\nflags:\n{FLAGS.main_module_help()}")
+        sys.exit(0)
+    app.run(main, argv=argv)
+
+
 def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -> None:
     """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error
     or a NaN/Inf or divergence stop (one line on stderr).

@@ -29,13 +29,23 @@ import re
 from lib.common import workdir as wd
 
 
+def cores_text() -> str:
+    """"2 CPU cores", or "1 of 2 CPU cores (pinned)" when the process may run on fewer
+    cores than the machine has (taskset, a container's CPU set)."""
+    total = os.cpu_count()
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    if usable < total:
+        return f"{usable} of {total} CPU cores (pinned)"
+    return f"{total} CPU cores"
+
+
 def machine() -> str:
     """One line naming the machine, the JAX backend and the load average when it is called
     (1 and 15 min, so a README says how busy the CPU was, not a guess), for `results.json`."""
     import jax
     import numpy as np
     one, _, fifteen = os.getloadavg()
-    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, {jax.device_count()} "
+    return (f"{platform.machine()}, {cores_text()}, {jax.device_count()} "
             f"{jax.default_backend()} device(s), jax {jax.__version__}, numpy {np.__version__}, "
             f"load average {one:.1f} / {fifteen:.1f} (1 / 15 min) at the end")
 

@@ -63,3 +63,36 @@ def test_default_workdir_is_under_the_repository_root_from_any_folder(tmp_path, 
     monkeypatch.chdir(tmp_path)
     assert cli.default_workdir("configs/multipdenet/burgers.py:quick") == os.path.join(
         paths.REPO_ROOT, "workdirs", "multipdenet_burgers_quick")
+
+
+def _absl_scripts() -> list[str]:
+    """Scripts (tools/, experiments/ other than main.py) that define absl flags and run."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(paths.REPO_ROOT, "tools", "**", "*.py"), recursive=True)
+                       + glob.glob(os.path.join(paths.REPO_ROOT, "experiments", "*", "*.py"))):
+        with open(path) as f:
+            text = f.read()
+        if "flags.DEFINE" in text and '__name__ == "__main__"' in text and not path.endswith("main.py"):
+            found.append(path)
+    return found
+
+
+def test_every_flag_tool_runs_through_run_tool_so_help_exits_0():
+    scripts = _absl_scripts()
+    assert len(scripts) >= 20
+    direct = [os.path.relpath(p, paths.REPO_ROOT) for p in scripts
+              if "app.run(" in open(p).read()
+              or not any(call in open(p).read() for call in ("run_tool(", "cli.run("))]
+    assert direct == [], f"call lib.common.cli.run_tool, not absl's app.run: {direct}"
+
+
+def test_run_tool_help_prints_the_docstring_and_flags_and_exits_0(tmp_path):
+    proc = subprocess.run([sys.executable, os.path.join(paths.REPO_ROOT, "tools", "targets.py"),
+                           "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT_S)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.startswith("Print every target of one or more runs")
+    assert "--workdir: Run directories" in proc.stdout
+    bad = subprocess.run([sys.executable, os.path.join(paths.REPO_ROOT, "tools", "targets.py")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert bad.returncode == 1 and "--workdir" in bad.stderr   # absl's missing-flag error stays

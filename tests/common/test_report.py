@@ -43,6 +43,15 @@ def test_machine_line_names_backend_and_load(monkeypatch):
     assert report.machine_text(old) == old + " (load average not recorded)"
 
 
+def test_machine_line_says_when_the_process_is_pinned_to_fewer_cores(monkeypatch):
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(report.os, "sched_getaffinity", lambda pid: {1})
+    assert report.cores_text() == "1 of 2 CPU cores (pinned)"
+    assert ", 1 of 2 CPU cores (pinned), " in report.machine()
+    monkeypatch.setattr(report.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert report.cores_text() == "2 CPU cores"
+
+
 def test_cell_formats_none_bools_and_numbers():
     assert report.cell(None) == "—"
     assert report.cell(True) == "yes" and report.cell(False) == "no"

@@ -34,8 +34,9 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib, paths
 from lib.detection import assignment, matching
 from lib.dynamic_detr.spec import EncoderSpec
@@ -190,4 +191,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -30,8 +30,9 @@ import tempfile
 import time
 
 import jax
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib, paths
 
 flags.DEFINE_string("out", "workdirs/bench", "Output directory.")
@@ -119,4 +120,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

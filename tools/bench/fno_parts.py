@@ -24,10 +24,11 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib, report, workdir as wd
 from lib.multipdenet import front, training
 from lib.multipdenet.runs import setup
@@ -124,4 +125,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

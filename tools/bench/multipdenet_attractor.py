@@ -20,8 +20,9 @@ import time
 
 import jax
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import workdir as wd
 from lib.multipdenet import attractor
 from lib.pde import systems
@@ -100,4 +101,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -43,10 +43,11 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib
 from lib.common import report
 from lib.common import workdir as wd
@@ -300,4 +301,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

@@ -53,10 +53,11 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from lib.common.cli import run_tool
 from lib.common import cli, config as config_lib, paths as paths_lib, report, workdir as wd
 from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
 from lib.multipdenet import statistics as stats_lib
@@ -560,4 +561,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

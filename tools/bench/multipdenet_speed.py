@@ -42,8 +42,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.common import config as config_lib
 from lib.common import train_loop
 from lib.common import workdir as wd
@@ -337,4 +338,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

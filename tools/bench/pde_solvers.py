@@ -33,8 +33,9 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import app, flags
+from absl import flags
 
+from lib.common.cli import run_tool
 from lib.pde import checks, downsampling, navier_stokes
 
 flags.DEFINE_string("out", "workdirs/bench", "Output directory.")
@@ -277,4 +278,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)

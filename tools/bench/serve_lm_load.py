@@ -45,11 +45,12 @@ import tempfile
 import threading
 import time
 
-from absl import app, flags
+from absl import flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from lib.common.cli import run_tool
 from lib.common import report                                    # noqa: E402
 from lib.common import workdir as wd                              # noqa: E402
 from lib.lm.client import ChatResult, Choice, LanguageModel       # noqa: E402
@@ -394,4 +395,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_tool(main)
