@@ -31,7 +31,7 @@ from absl import logging
 from lib.common import config as config_lib, mesh as mesh_lib, report as common_report
 from lib.common import guards, train_loop, workdir as wd
 from lib.common.stages import Stages
-from lib.dsl import config_schema, data as data_lib, report, toy
+from lib.dsl import config_schema, data as data_lib, report, runs
 from lib.dsl.training import (MODELS, RUN_SEED_STRIDE, Model, Plan, dsl_config, effective_batch,
                               frac_label, make_plan, make_task, predict, selected_params)
 
@@ -133,8 +133,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
                                   "machine": common_report.machine()})
     if config.toy.enabled:
         guards.check_preempted("the toy run")
-        results["toy"] = toy.run(config, stages.dir("toy/dsl"), mesh, dsl_config(config.model),
-                                 plot_dir if (primary and config.eval.plots) else None)
+        results["toy"] = runs.toy(config, stages.dir("toy/dsl"), mesh,
+                                  plot_dir if (primary and config.eval.plots) else None)
     results["targets"] = report.targets(results)
     results["machine"] = common_report.machine()
     results["wall_s"] = time.time() - t0

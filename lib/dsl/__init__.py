@@ -7,6 +7,7 @@
 - `model.py`: the DSL approximator and the matched-size MLP baseline.
 - `data.py`: tabular / image sets scaled into the domain, low-data subsamples.
 - `training.py`: models, replica plans, the lib.common.train_loop Task.
-- `toy.py`: the 2-D two-moons demo and its plots; `report.py`: tables, targets, plots.
+- `runs.py`: the 2-D two-moons demo's run; `toy.py`: its plots; `report.py`: tables,
+  targets, plots.
 - `config_schema.py`: what configs/dsl/dsl.py may hold.
 """

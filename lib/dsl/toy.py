@@ -1,9 +1,6 @@
-"""The 2-D toy: DSL on two moons, with its field lines, eigenfunctions and decision function.
+"""The 2-D toy's plots: a DSL's field lines, eigenfunctions and decision function on two moons.
 
-`run(config, run_dir, mesh, dsl_cfg, plot_dir)` trains one DSL on scikit-learn's two moons
-(scaled into Ω like every other set) through lib.common.train_loop in `run_dir` (the
-experiment's stage `runs/toy/dsl`) for `toy.num_steps` steps, then returns its test accuracy and line
-statistics and (when `plot_dir` is given) writes
+`plot(model, params, ds, config, plot_dir)` (the run itself: `runs.toy`) writes
 
     toy_field_lines.png     P(class 1) on a grid over Ω, `toy.num_lines` learned field lines
                             from entry to exit, the training points;
@@ -13,22 +10,15 @@ statistics and (when `plot_dir` is given) writes
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import train_loop
-from lib.dsl import data as data_lib, field_lines as fl, sturm_liouville as sl
-from lib.dsl.training import Model, effective_batch, make_plan, make_task, predict
-from lib.common import mesh as mesh_lib
+from lib.dsl import field_lines as fl, sturm_liouville as sl
+from lib.dsl.training import Model
 from lib.toolbox import plotting
-
-
-def _single(params):
-    return jax.tree.map(lambda a: a[0], params)
 
 
 def line_and_modes(model: Model, params, x: jax.Array):
@@ -47,30 +37,8 @@ def line_and_modes(model: Model, params, x: jax.Array):
     return line.points, u
 
 
-def run(config, run_dir: str, mesh, dsl_cfg, plot_dir: str | None) -> dict:
-    m = config.model
-    ds = data_lib.load("moons", config.data, domain=m.domain, radius=m.radius, seed=config.seed)
-    model = Model("dsl", config, ds.dim, ds.num_classes)
-    plan = make_plan(ds.y_train, (1.0,), 1, 1, config.seed)
-    batch = effective_batch(config.optim.batch_size, mesh.shape[mesh_lib.DATA])
-    seed = config.train.seed + 7919 * config.seed + 17
-    task = make_task(model, ds, plan, config.optim.dsl.lr, config.optim.weight_decay, batch,
-                     seed, config.optim.clip)
-    loop = dataclasses.replace(train_loop.LoopConfig.from_config(config.train),
-                               num_steps=config.toy.num_steps, seed=seed)
-    result = train_loop.train(task, loop, workdir=run_dir, mesh=mesh)   # Preempted on SIGTERM
-    params = result.state["params"]
-    logits, lines = predict(model, params, ds.x_test, config.eval.chunk)
-    acc = float(np.mean(np.argmax(logits[0], -1) == ds.y_test))
-    one = _single(params)
-    out = {"test_acc": acc, "n_train": len(ds.x_train), "n_test": len(ds.x_test),
-           "steps": result.step, **lines}
-    if plot_dir is not None:
-        _plots(model, one, ds, config, plot_dir)
-    return out
-
-
-def _plots(model: Model, params, ds, config, plot_dir: str) -> None:
+def plot(model: Model, params, ds, config, plot_dir: str) -> None:
+    """The three plots of the module docstring for one trained DSL (`params` unstacked)."""
     import matplotlib.pyplot as plt  # noqa: PLC0415 (only when plotting)
     r = config.model.radius
     g = config.toy.grid
