@@ -38,6 +38,8 @@ Variants:
           (0.45 time units, as front_64_dt2_pf) and input noise of 1 % of the RMS.
   front_64_dt8_pf_m6  front_64_dt8_pf with M = 6: a micro step (0.037) beyond the 64²
           classical stability limit (0.028), which only the corrector can keep stable.
+  front_64_dt8_pf_frozen  front_64_dt8_pf with the FD4 stencils frozen: a micro step reads
+          4-5 taps per derivative instead of the learnable families' 20-25 (SPEED.md).
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -49,7 +51,7 @@ from lib.common import config as config_lib
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
             "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
-            "front_64_dt8_pf_m6")
+            "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen")
 
 
 def get_config(arg=None):
@@ -100,4 +102,6 @@ def get_config(arg=None):
             "train.noise_std": 0.01}),
         "front_64_dt8_pf_m6": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
             "tag": "navier_stokes_front_64_dt8_pf_m6", "model.n_micro": 6}),
+        "front_64_dt8_pf_frozen": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
+            "tag": "navier_stokes_front_64_dt8_pf_frozen", "model.filter_mode": "frozen"}),
     }, arg, default="quick")
