@@ -27,7 +27,7 @@ from lib.common import report as common_report
 from lib.common import workdir as wd
 from lib.common.stages import Stages
 from lib.jetts import arithmetic_setup as setup
-from lib.jetts import config_schema, evaluation, generators, judges, report, truncation
+from lib.jetts import config_schema, evaluation, generators, judges, report, runs, truncation
 from lib.jetts import pools as pools_lib
 from lib.jetts.config_schema import optional_modules
 from lib.jetts.domains import humaneval as he_dom
@@ -45,7 +45,7 @@ def _pool_identity(config) -> dict:
 def _generator(config, stages: Stages, mesh, training: dict):
     """(local generator LM, the generator/refiner used, its sampler); the local one is
     trained either way (the reward models start from it)."""
-    gen_lm, training["generator"] = setup.train_generator(config, stages.dir("generator"), mesh)
+    gen_lm, training["generator"] = runs.train_generator(config, stages.dir("generator"), mesh)
     if config.generator.source == "local":
         return gen_lm, gen_lm, generators.LocalSampler(gen_lm)
     served = finetune.served_lm(config.generator.served)
@@ -73,8 +73,8 @@ def _judges(config, stages: Stages, mesh, training: dict, gen_lm):
                                           **evaluation.simulated_judges(config)}
     jb = config.judge_lm
     if jb.source == "local":
-        judge_lm, training["judge_lm"] = setup.train_judge_lm(config, stages.dir("judge_lm"),
-                                                              mesh, gen_lm)
+        judge_lm, training["judge_lm"] = runs.train_judge_lm(config, stages.dir("judge_lm"),
+                                                             mesh, gen_lm)
     else:
         judge_lm = finetune.served_lm(jb.served)
     prompted = judges.PromptedJudge(judge_lm, jb.fmt, name=f"judge-lm:{jb.fmt}",
@@ -95,8 +95,8 @@ def _reward_models(config, stages: Stages, mesh, training: dict, gen_lm, judge_s
                   "pools": config.pools.to_dict(), "num_train_queries": r.num_train_queries,
                   "samples_per_query": r.samples_per_query, "synthetic": r.synthetic})
     for kind in r.kinds:
-        rm, training[kind] = setup.train_reward_model(kind, config, gen_lm, rows,
-                                                      stages.dir(kind), mesh)
+        rm, training[kind] = runs.train_reward_model(kind, config, gen_lm, rows,
+                                                     stages.dir(kind), mesh)
         judge_set[rm.name] = rm
 
 

@@ -16,7 +16,8 @@
     domains/          arithmetic (exact first wrong step), HumanEval (sandbox-graded),
                       instruction following (programmatic checkers)
     local_training.py chat data teaching the small LM to solve, refine and judge arithmetic
-    arithmetic_setup.py  queries per role, the local generator / judge LM / ORM / PRM fine-tunes
+    arithmetic_setup.py  queries per role, pools and trees, reward-model rows
+    runs.py           the local generator / judge LM / ORM / PRM fine-tunes
     report.py         targets, markdown tables and plots of a run's results.json
     config_schema.py  what a configs/jetts config may hold
 """
