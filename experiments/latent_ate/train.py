@@ -4,7 +4,7 @@
 notebooks); `main.py` only parses flags. Data flow:
 
     config -> validate -> images split into a pre-training part and a disjoint causal pool
-      -> features.pretrain_and_extract: CNN classifier, pixel autoencoder, confounder
+      -> runs.pretrain_and_extract: CNN classifier, pixel autoencoder, confounder
          autoencoder via lib.common.train_loop (Orbax checkpoints, reused on rerun), the
          pool's features cached in <workdir>/features/
       -> intrinsic dimension (TwoNN, MLE) of every adjustment set
@@ -29,7 +29,8 @@ from lib.common import guards
 from lib.common import mesh as mesh_lib
 from lib.common import report as common_report
 from lib.common import workdir as wd
-from lib.latent_ate import config_schema, estimators, features, intrinsic_dim, report, semisynthetic
+from lib.latent_ate import config_schema, estimators, features, intrinsic_dim, report, runs
+from lib.latent_ate import semisynthetic
 
 validate = config_schema.validate
 
@@ -103,7 +104,7 @@ def train_and_evaluate(config, workdir: str) -> dict:
     wd.prepare(workdir, config_lib.to_json_dict(config), primary=primary)
     mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
     t0 = time.perf_counter()
-    feats = features.pretrain_and_extract(config, workdir, mesh)
+    feats = runs.pretrain_and_extract(config, workdir, mesh)
     pretrain_s = time.perf_counter() - t0
     sets = _adjustment_sets(feats, config.data.pixel_pool)
     label = semisynthetic.binary_label(feats["labels"], config.data.label_classes)

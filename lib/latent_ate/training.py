@@ -1,5 +1,5 @@
-"""The pre-training tasks of `lib.latent_ate.features`: Adam on a cross-entropy classifier
-(`cnn_task`) or a mean-squared autoencoder (`ae_task`), each a `train_loop.Task`.
+"""The pre-training tasks of `lib.latent_ate.runs`: Adam on a cross-entropy classifier
+(`make_cnn_task`) or a mean-squared autoencoder (`make_ae_task`), each a `train_loop.Task`.
 
 Batch (global, rows = examples, uniform draws seeded by (seed, step)):
     cnn: {"x": (B, H, W, C), "y": (B,)}; autoencoder: {"x": (B, D)}
@@ -24,7 +24,7 @@ def _batch_fn(arrays: dict, batch: int, seed: int):
     return fn
 
 
-def _task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
+def _make_adam_task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
     opt = optax.adam(lr)
 
     def init_state(key):
@@ -38,7 +38,7 @@ def _task(model, loss, example, arrays, batch, lr, seed) -> train_loop.Task:
     return train_loop.Task(init_state, train_step, _batch_fn(arrays, batch, seed), batch)
 
 
-def cnn_task(images, labels, cfg, num_classes: int, seed: int):
+def make_cnn_task(images, labels, cfg, num_classes: int, seed: int):
     """Cross-entropy classifier on the pre-training images; cfg: channels, latent_dim, lr, batch."""
     model = ConvNet(tuple(cfg.channels), cfg.latent_dim, num_classes)
 
@@ -46,11 +46,11 @@ def cnn_task(images, labels, cfg, num_classes: int, seed: int):
         logits, _ = model.apply(params, b["x"])
         return optax.softmax_cross_entropy_with_integer_labels(logits, b["y"]).mean()
 
-    return model, _task(model, loss, images[:1], {"x": images, "y": labels}, cfg.batch, cfg.lr,
-                        seed)
+    return model, _make_adam_task(model, loss, images[:1], {"x": images, "y": labels},
+                                  cfg.batch, cfg.lr, seed)
 
 
-def ae_task(data, cfg, seed: int):
+def make_ae_task(data, cfg, seed: int):
     """Mean-squared reconstruction of data (N, D); cfg: hidden, latent_dim, lr, batch."""
     model = Autoencoder(tuple(cfg.hidden), cfg.latent_dim, data.shape[1])
 
@@ -58,4 +58,4 @@ def ae_task(data, cfg, seed: int):
         recon, _ = model.apply(params, b["x"])
         return ((recon - b["x"]) ** 2).mean()
 
-    return model, _task(model, loss, data[:1], {"x": data}, cfg.batch, cfg.lr, seed)
+    return model, _make_adam_task(model, loss, data[:1], {"x": data}, cfg.batch, cfg.lr, seed)

@@ -9,7 +9,7 @@ from experiments.latent_ate import train
 from lib.common import config as config_lib
 from lib.common import mesh as mesh_lib
 from lib.common.config import ConfigError
-from lib.latent_ate import features, report
+from lib.latent_ate import report, runs
 from tests import experiment_runs
 
 CONFIG = "configs/latent_ate/latent_ate.py:tiny"
@@ -57,14 +57,14 @@ def test_rerun_reuses_the_pretrained_checkpoints_and_features(tiny_run):
     cache = os.path.join(workdir, "features", "cnn.npy")
     stamp = os.path.getmtime(cache)
     config = config_lib.load_config(CONFIG)
-    again = features.pretrain_and_extract(config, workdir, None)
+    again = runs.pretrain_and_extract(config, workdir, None)
     assert os.path.getmtime(cache) == stamp                       # cache read, not rewritten
     np.testing.assert_array_equal(again["cnn"], np.load(cache))
     # without the cache, the networks are restored from their checkpoints (step 40, no
     # training) and give the same features
     moved = os.path.join(workdir, "features_old")
     os.rename(os.path.join(workdir, "features"), moved)
-    restored = features.pretrain_and_extract(config, workdir, mesh_lib.make_mesh())
+    restored = runs.pretrain_and_extract(config, workdir, mesh_lib.make_mesh())
     np.testing.assert_allclose(restored["cnn"], np.load(os.path.join(moved, "cnn.npy")),
                                rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(restored["confounder"],
