@@ -15,6 +15,7 @@ declares it in that module:
     RESULTS_WORKDIR = "workdirs/..."       # the default --workdir (else workdirs/<paper>_quick)
     RESULTS_FLAGS = {"name": (kind, default, "help")}    # kind: "bool", "string" or "list"
     def results_block(results, config, workdir, **flags) -> str   # used instead of render
+    def publish_results(results, config, workdir, **flags) -> dict  # what --publish writes
 
 A refused merge, a missing file or README marker (ValueError, FileNotFoundError) stops
 with its one line.
@@ -23,9 +24,11 @@ with its one line.
 (atomically, after the splice, so the block and the file come from the same run): the run's
 "targets" tree, its top-level scalars (machine, wall_s, ...), the config's tag, the scale
 (quick / official / gpu: `--scale`, else read from the config's tag), the workdir and the
-time results.json was written. tools/results_page.py builds RESULTS.md from these files. A run
-without a finished results.json (missing, "complete": false, or no "targets") is refused
-with one line (exit 2) before anything is written.
+time results.json was written; a module's `publish_results` gives what is written instead of
+the workdir's results (the runs a merged block joins, and their targets).
+tools/results_page.py builds RESULTS.md from these files. A run without a finished
+results.json (missing, "complete": false, or no "targets") is refused with one line
+(exit 2) before anything is written.
 """
 from __future__ import annotations
 
@@ -95,20 +98,31 @@ class Refused(Exception):
     """A run that cannot be published; the message is the one line to print."""
 
 
-def finished(workdir: str, experiment: str) -> dict:
-    """The run's results.json when the run finished: it exists, does not say "complete":
-    false, and holds a "targets" tree; Refused naming the file otherwise."""
+def finished(workdir: str, experiment: str, module=None, extra: dict | None = None
+             ) -> tuple[dict, dict]:
+    """(the run's results.json, the results to publish) when the run finished: the file
+    exists, and the results to publish (the module's `publish_results` of it, else the file)
+    do not say "complete": false and hold a "targets" tree; Refused naming the file otherwise."""
     try:
         results = report.read_results(workdir, experiment)
     except FileNotFoundError as err:
         raise Refused(f"--publish refused: {err}") from None
+    out = results
+    if hasattr(module, "publish_results"):
+        config = wd.read_json(os.path.join(workdir, wd.CONFIG))
+        try:
+            out = module.publish_results(results, config, workdir, **(extra or {}))
+        except (FileNotFoundError, ValueError) as err:
+            raise Refused(f"--publish refused: {err}") from None
     path = os.path.join(workdir, wd.RESULTS)
-    if results.get("complete") is False:
+    if out is not results:
+        path += " (with the runs its block joins)"
+    if out.get("complete") is False:
         raise Refused(f"--publish refused: {path} says the run is not complete "
                       "(\"complete\": false); rerun it to the end")
-    if not isinstance(results.get("targets"), dict) or not results["targets"]:
+    if not isinstance(out.get("targets"), dict) or not out["targets"]:
         raise Refused(f"--publish refused: {path} has no \"targets\" tree")
-    return results
+    return results, out
 
 
 def scale_of(config: dict) -> str:
@@ -146,25 +160,26 @@ def main(argv: list[str]) -> None:
         if fl.publish and not fl.readme:
             raise SystemExit("--publish needs --readme: the block and the results file are "
                              "written together")
+        values = {k: f.value for k, f in extra.items()}
         try:
-            results = finished(fl.workdir, paper) if fl.publish else None
+            results, out = (finished(fl.workdir, paper, module, values) if fl.publish
+                            else (None, None))
         except Refused as err:
             print(err, file=sys.stderr)
             sys.exit(2)
         try:
-            text = block(module, fl.workdir, {k: f.value for k, f in extra.items()}, paper,
-                         results)
+            text = block(module, fl.workdir, values, paper, results)
             if fl.readme:
                 report.splice(fl.readme, fl.tag, text)
         except (FileNotFoundError, ValueError) as err:
             raise SystemExit(str(err)) from None
         print(text)
         if fl.publish:
-            out = os.path.join(os.path.dirname(fl.readme), f"results_{fl.tag}.json")
+            path = os.path.join(os.path.dirname(fl.readme), f"results_{fl.tag}.json")
             config = wd.read_json(os.path.join(fl.workdir, wd.CONFIG))
-            wd.write_json_atomic(out, published(results, config, paper, fl.workdir, fl.tag,
-                                                fl.scale))
-            print(f"published {out}", file=sys.stderr)
+            wd.write_json_atomic(path, published(out, config, paper, fl.workdir, fl.tag,
+                                                 fl.scale))
+            print(f"published {path}", file=sys.stderr)
 
     run_tool(run, argv)
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from lib.common import workdir as wd
-from lib.common.report import cell, machine_text, target, verdict
+from lib.common.report import cell, machine_text, read_results, target, verdict
 from lib.toolbox import plotting
 
 
@@ -278,7 +278,7 @@ def collect(results: dict, workdirs: list[str], from_metrics: bool) -> dict:
         from lib.maxentdp.runs import metrics_entry
     runs = {}
     for w in workdirs:
-        res = results if w == workdirs[0] else wd.read_json(os.path.join(w, wd.RESULTS))
+        res = results if w == workdirs[0] else read_results(w, "maxentdp")
         config = wd.read_json(os.path.join(w, wd.CONFIG))
         for name, entry in res["runs"].items():
             runs[name] = metrics_entry(w, config, entry) if from_metrics else entry
@@ -299,3 +299,22 @@ def results_block(results: dict, config: dict, workdir: str, merge: list[str],
     if merge or from_metrics:
         results = collect(results, [workdir, *merge], from_metrics)
     return render(results, config, workdir, merge, from_metrics, plot_dir)
+
+
+def publish_results(results: dict, config: dict, workdir: str, merge: list[str],
+                    from_metrics: bool, plot_dir: str | None) -> dict:
+    """The results `tools/results.py --publish` writes for the block of `results_block`: the
+    joined runs and their targets (`collect`), "merged" naming the joined workdirs; complete
+    only when no entry is of a killed or unfinished process. ValueError naming a joined
+    results.json that says "complete": false."""
+    if not (merge or from_metrics):
+        return results
+    for w in merge:
+        if read_results(w, "maxentdp").get("complete") is False:
+            raise ValueError(f"{os.path.join(w, wd.RESULTS)} says the run is not complete "
+                             "(\"complete\": false); rerun it to the end")
+    out = collect(results, [workdir, *merge], from_metrics)
+    out["complete"] = results.get("complete", True) and not any(
+        r.get("preempted") or r.get("in_progress") for r in out["runs"].values())
+    out["merged"] = ", ".join(merge)
+    return out

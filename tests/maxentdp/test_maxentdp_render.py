@@ -99,3 +99,62 @@ def test_results_tool_merges_the_runs_of_more_workdirs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| pendulum | ")]
     assert [r.split(" | ")[1] for r in rows] == ["maxentdp", "sac", "sac"]
+
+
+def _split_runs(tmp_path, sac_changes=None):
+    """Two finished workdirs, one agent each (neither alone has a target), and a README
+    with an `official` block."""
+    runs = RESULTS["runs"]
+    for name, run in (("a", "pendulum_maxentdp"), ("b", "pendulum_sac")):
+        res = {**RESULTS, "complete": True, "runs": {run: runs[run]},
+               "targets": report.targets({run: runs[run]}), "budget_stopped": []}
+        if name == "b":
+            res.update(sac_changes or {})
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(res))
+        (tmp_path / name / "config.json").write_text(json.dumps(CONFIG))
+    readme = tmp_path / "exp" / "README.md"
+    readme.parent.mkdir()
+    readme.write_text("<!-- results:official:begin -->\nold\n<!-- results:official:end -->\n")
+    return readme
+
+
+def _publish(tmp_path, readme):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return subprocess.run([sys.executable, os.path.join(root, "tools", "results.py"),
+                           "--paper=maxentdp", f"--workdir={tmp_path / 'a'}",
+                           f"--merge={tmp_path / 'b'}", f"--readme={readme}",
+                           "--tag=official", "--publish"],
+                          capture_output=True, text=True, cwd=root)
+
+
+def test_publish_writes_the_targets_of_the_merged_runs(tmp_path):
+    """Each workdir alone has no target; the published file holds the merged runs' target,
+    the one the spliced block shows."""
+    readme = _split_runs(tmp_path)
+    proc = _publish(tmp_path, readme)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads((readme.parent / "results_official.json").read_text())
+    assert list(out["targets"]) == ["pendulum_final_return"]
+    assert out["targets"] == report.targets(RESULTS["runs"])
+    assert out["targets"]["pendulum_final_return"]["sac"] == -300.0      # at step 2000
+    assert (out["complete"], out["merged"], out["workdir"]) == (
+        True, str(tmp_path / "b"), str(tmp_path / "a"))
+    assert "| pendulum_final_return: MaxEntDP mean" in readme.read_text()
+
+
+def test_publish_refuses_when_a_merged_run_is_unfinished_or_missing(tmp_path):
+    readme = _split_runs(tmp_path, {"complete": False})
+    proc = _publish(tmp_path, readme)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == (
+        f"--publish refused: {tmp_path / 'b' / 'results.json'} says the run is not complete "
+        "(\"complete\": false); rerun it to the end")
+    (tmp_path / "b" / "results.json").unlink()
+    proc = _publish(tmp_path, readme)
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        f"--publish refused: no {tmp_path / 'b' / 'results.json'}; run "
+        "experiments/maxentdp/main.py first")
+    assert "old" in readme.read_text() and not (readme.parent / "results_official.json").exists()
