@@ -3,7 +3,7 @@
 `train_and_evaluate(config, workdir)`; `main.py` parses flags. Each phase is a
 lib/swe_gym module; each stage's records are saved under `<workdir>/stages/`, each
 fine-tune's checkpoints under `<workdir>/models/<name>/`, so a rerun resumes where it
-stopped (`lib.swe_gym.context`):
+stopped (`lib.swe_gym.runs`):
 
   instances, recheck        benchmark.build / benchmark.recheck
   search                    baselines.search on the held-out instances
@@ -29,7 +29,7 @@ from lib.common import workdir as wd
 from lib.lm.model import num_params
 from lib.swe_gym import (baselines, benchmark, config_schema, plots, records, report, rft,
                          self_improvement, verification, workspace_lm)
-from lib.swe_gym.context import Context
+from lib.swe_gym.runs import Context
 
 validate = config_schema.validate
 

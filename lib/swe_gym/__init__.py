@@ -15,7 +15,7 @@
     scaling.py     Pass@K / Best@K with the subsampling estimator
     expert_iteration.py  batched sampling (PooledLM), warm-start data, McNemar test
   the phases of a run (composed by experiments/swe_gym/train.py):
-    context.py     folders, caches, limits and stages every phase shares
+    runs.py        the run context: folders, caches, limits and stages every phase shares
     benchmark.py   instances stage, split, recheck against a direct pytest run
     baselines.py   search baseline, served model
     workspace_lm.py  tokenizer, base model, policies, fine-tunes (lib.lm.finetune)

@@ -8,7 +8,7 @@ import pytest
 from lib.common import config as config_lib
 from lib.lm.tokenizer import Tokenizer, train_bpe
 from lib.swe_gym import rft, workspace_lm
-from lib.swe_gym.context import Context
+from lib.swe_gym.runs import Context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

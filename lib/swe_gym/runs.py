@@ -1,4 +1,4 @@
-"""What every phase of a SWE-Gym run shares: its folders, caches, limits and stages.
+"""The run context every phase of a SWE-Gym run shares: its folders, caches, limits and stages.
 
     ctx = Context.open(config, workdir)
     recs = ctx.stages.run("search", lambda d: ctx.collect(insts, make_policy, graded=False))
