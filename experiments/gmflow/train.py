@@ -108,8 +108,8 @@ def train_classifier(config, workdir, mesh, train: images.ImageSet, test: images
     """The metric classifier (MLP) on the real training split, via train_loop; test accuracy."""
     dc = config.digits
     clf = Classifier(num_classes=train.num_classes)
-    task = training.classifier_task(clf, train.images, train.labels, lr=dc.classifier_lr,
-                                    batch_size=dc.classifier_batch_size, seed=config.seed)
+    task = training.make_classifier_task(clf, train.images, train.labels, lr=dc.classifier_lr,
+                                         batch_size=dc.classifier_batch_size, seed=config.seed)
     result = train_loop.train(task, training.classifier_loop(dc.classifier_steps, config.seed),
                               workdir=Stages(workdir, "models").dir("classifier"), mesh=mesh)
     params = jax.device_get(result.state["params"])

@@ -47,8 +47,8 @@ def train_encoder(config, workdir: str, mesh, data: dict):
     ev = config.eval
     enc = metrics.SketchEncoder(num_classes=data["num_classes"])
     imgs = metrics.rasterize(data["train"], ev.raster_res)
-    task = training.encoder_task(enc, imgs, data["train_labels"], batch_size=ev.encoder_batch,
-                                 seed=config.seed)
+    task = training.make_encoder_task(enc, imgs, data["train_labels"],
+                                      batch_size=ev.encoder_batch, seed=config.seed)
     cfg = train_loop.LoopConfig(num_steps=ev.encoder_steps,
                                 log_every=max(ev.encoder_steps // ev.encoder_logs, 1),
                                 checkpoint_every=ev.encoder_steps, seed=config.seed)
@@ -83,7 +83,7 @@ def train_model(config, workdir: str, mesh, run: str, x_train: np.ndarray,
     on_curve_step(step, process, model, EMA params) there."""
     process, model = build_model(config, run)
     o, df = config.optim, config.diffusion
-    task = training.diffusion_task(
+    task = training.make_diffusion_task(
         process, model, x_train, batch_size=o.batch_size, lr=o.lr,
         num_steps=config.train.num_steps, warmup=o.warmup, clip=o.clip,
         ema_decay=o.ema_decay, low_t_max=df.low_t_max, low_t_weight=df.low_t_weight,

@@ -1,5 +1,5 @@
 """`lib.common.train_loop.Task`s of GMFlow: a GMFlow / flow-matching model (`make_task`)
-and the metric classifier of the image part (`classifier_task`).
+and the metric classifier of the image part (`make_classifier_task`).
 
 Model state: {"params", "opt_state", "ema", "step"}; AdamW with linear warm-up and cosine
 decay, global-norm clipping, an EMA of the parameters (decay 0 keeps it equal to the
@@ -18,6 +18,7 @@ import optax
 
 from lib.common import optim, train_loop
 from lib.gmflow import losses
+from lib.nn import tasks
 
 Array = jax.Array
 
@@ -92,30 +93,11 @@ def image_batch_fn(x: np.ndarray, labels: np.ndarray, batch_size: int,
     return batch_fn
 
 
-def classifier_task(clf, images: np.ndarray, labels: np.ndarray, *, lr: float,
-                    batch_size: int, seed: int) -> train_loop.Task:
+def make_classifier_task(clf, images: np.ndarray, labels: np.ndarray, *, lr: float,
+                         batch_size: int, seed: int) -> train_loop.Task:
     """The metric classifier `clf` (a `networks.Classifier`) on (N, H, W, C) images."""
-    opt = optax.adam(lr)
-
-    def init_state(key):
-        return optim.init_state(clf.init(key, jnp.asarray(images[:1])), opt)
-
-    def train_step(state, batch, key):
-        del key
-
-        def loss(p):
-            logits = clf.apply(p, batch["x"])
-            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
-
-        value, grads = jax.value_and_grad(loss)(state["params"])
-        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
-
-    def batch_fn(step, rows):
-        idx = np.random.default_rng([seed, CLASSIFIER_STREAM, step]).integers(
-            0, len(images), batch_size)
-        return {"x": images[idx][rows], "y": labels[idx][rows]}
-
-    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
+    return tasks.make_classifier_task(clf, images, labels, lr=lr, batch_size=batch_size,
+                                      seed=seed, salt=CLASSIFIER_STREAM)
 
 
 def classifier_loop(num_steps: int, seed: int) -> train_loop.LoopConfig:

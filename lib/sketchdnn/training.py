@@ -14,9 +14,12 @@ import numpy as np
 import optax
 
 from lib.common import optim, train_loop
+from lib.nn import tasks
 from lib.sketchdnn import loss as loss_lib
 from lib.sketchdnn.diffusion import Process
 from lib.sketchdnn.metrics import SketchEncoder
+
+ENCODER_STREAM = 17   # the encoder's batch draws: rng([seed, ENCODER_STREAM, step])
 
 
 def optimizer_block(lr: float, warmup: int, clip: float, constant: bool = False) -> dict:
@@ -31,10 +34,10 @@ def row_batch(data: np.ndarray, seed: int, step: int, batch: int, salt: int = 0)
     return data[idx]
 
 
-def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: int, lr: float,
-                   num_steps: int, warmup: int, clip: float, ema_decay: float,
-                   low_t_max: int, low_t_weight: float, seed: int,
-                   constant_lr: bool = False, ce_mean: str = "slots") -> train_loop.Task:
+def make_diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: int,
+                        lr: float, num_steps: int, warmup: int, clip: float, ema_decay: float,
+                        low_t_max: int, low_t_weight: float, seed: int,
+                        constant_lr: bool = False, ce_mean: str = "slots") -> train_loop.Task:
     """Task training `model` (a `denoiser.SketchDenoiser`) on x_train (N, S, 21);
     clip 0 = none; ce_mean: `loss.training_loss`'s CE normalisation."""
     opt = optim.make_optimizer(optimizer_block(lr, warmup, clip, constant_lr), num_steps)
@@ -62,26 +65,8 @@ def diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_size: 
     return train_loop.Task(init_state, train_step, batch_fn, batch_size)
 
 
-def encoder_task(encoder: SketchEncoder, images: np.ndarray, labels: np.ndarray, *,
-                 batch_size: int, seed: int, lr: float = 1e-3) -> train_loop.Task:
+def make_encoder_task(encoder: SketchEncoder, images: np.ndarray, labels: np.ndarray, *,
+                      batch_size: int, seed: int, lr: float = 1e-3) -> train_loop.Task:
     """Task training the metric encoder to classify rasters (N, R, R) into `labels`."""
-    opt = optax.adam(lr)
-
-    def init_state(key):
-        return optim.init_state(encoder.init(key, jnp.asarray(images[:1])), opt)
-
-    def train_step(state, batch, key):
-        del key
-
-        def objective(p):
-            logits = encoder.apply(p, batch["x"])
-            return optax.softmax_cross_entropy_with_integer_labels(logits, batch["y"]).mean()
-
-        value, grads = jax.value_and_grad(objective)(state["params"])
-        return (train_loop.apply_gradients(state, grads, opt), {"loss": value})
-
-    def batch_fn(step, rows):
-        idx = np.random.default_rng([seed, 17, step]).integers(0, len(images), batch_size)
-        return {"x": images[idx][rows], "y": labels[idx][rows]}
-
-    return train_loop.Task(init_state, train_step, batch_fn, batch_size)
+    return tasks.make_classifier_task(encoder, images, labels, lr=lr, batch_size=batch_size,
+                                      seed=seed, salt=ENCODER_STREAM)
