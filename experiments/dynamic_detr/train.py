@@ -29,7 +29,8 @@ from lib.dynamic_detr import report as detr_report
 from lib.dynamic_detr.config_schema import KEYS, RENAMED_KEYS, optional_modules, validate
 from lib.dynamic_detr.model import token_layout
 from lib.dynamic_detr.spec import EncoderSpec
-from lib.dynamic_detr.training import data_kwargs, detector, finetune_task, make_task, variants, zero_params
+from lib.dynamic_detr.training import (data_kwargs, detector, make_finetune_task, make_task,
+                                       variants, zero_params)
 
 
 def start_precompile(config, workdir: str, mesh) -> precompile.Precompiler:
@@ -38,8 +39,9 @@ def start_precompile(config, workdir: str, mesh) -> precompile.Precompiler:
     background thread (placeholder zero parameters: a step depends on their shapes only)."""
     precompile.enable_cache(config.run.compile_cache_dir or os.path.join(workdir, "xla_cache"))
     zeros = zero_params(config)
-    return precompile.Precompiler({v.name: finetune_task(config, v, zeros) for v in variants(config)},
-                                  mesh, config.train.seed)
+    return precompile.Precompiler(
+        {v.name: make_finetune_task(config, v, zeros) for v in variants(config)},
+        mesh, config.train.seed)
 
 
 def train_and_evaluate(config, workdir: str):
@@ -103,7 +105,7 @@ def _train_and_evaluate(config, workdir: str, batches):
     eval_s = config.run.eval_reserve_s
     for i, v in enumerate(todo):
         guards.check_preempted(f"fine-tune {v.name}")
-        task = finetune_task(config, v, dense_params, batches)
+        task = make_finetune_task(config, v, dense_params, batches)
         compiled_s = pre.wait(v.name) if pre is not None else None
         deadline = runs.finetune_deadline(end, time.time(), len(todo) - i, eval_s)
         if not runs.finetune_fits(end, time.time(), eval_s):

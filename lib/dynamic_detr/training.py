@@ -2,7 +2,7 @@
 
 `variants(config)` lists the fine-tuned rows in run order; `make_task` builds one stage's
 `train_loop.Task` (AdamW with warm-up; the centre-distance term needs the frozen dense
-`teacher`); `finetune_task` is the fine-tune of one variant from the dense parameters.
+`teacher`); `make_finetune_task` is the fine-tune of one variant from the dense parameters.
 """
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def make_task(config, spec: EncoderSpec, *, init_params=None, teacher=None, lr: 
     return train_loop.Task(init_state, train_step, batch_fn, bs)
 
 
-def finetune_task(config, v: Variant, dense_params, batches=None) -> train_loop.Task:
+def make_finetune_task(config, v: Variant, dense_params, batches=None) -> train_loop.Task:
     """The fine-tune task of variant `v` from `dense_params` (also the centre-distance
     teacher when `v.cd`)."""
     return make_task(config, v.spec, init_params=dense_params,

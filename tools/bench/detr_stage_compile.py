@@ -49,7 +49,7 @@ def _tasks(config):
     params = detr_task.zero_params(config)
     vs = detr_task.variants(config)
     vs = vs[:FLAGS.stages] if FLAGS.stages else vs
-    return {v.name: detr_task.finetune_task(config, v, params) for v in vs}
+    return {v.name: detr_task.make_finetune_task(config, v, params) for v in vs}
 
 
 def child(mode: str, cache_dir: str) -> dict:
