@@ -92,15 +92,26 @@ def papers(root) -> list[str]:
                   and d not in SHARED_LAYERS and not d.startswith(("_", ".")))
 
 
+def call_lines(tree: ast.Module, module: str, name: str) -> list[int]:
+    """Lines of the calls of `name` from the module whose dotted name ends in `module`:
+    `<module or its alias>.name(...)`, or `name(...)` (any alias) imported from it."""
+    mods, bare = {module}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            from_module = (node.module or "").endswith(module)
+            bare |= {a.asname or a.name for a in node.names if from_module and a.name == name}
+            mods |= {a.asname or a.name for a in node.names if a.name == module}
+        elif isinstance(node, ast.Import):
+            mods |= {a.asname for a in node.names if a.asname and a.name.endswith(module)}
+    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr == name
+         and ast.unparse(node.func.value).split(".")[-1] in mods)
+        or (isinstance(node.func, ast.Name) and node.func.id in bare)))
+
+
 def builds_task(tree: ast.Module) -> bool:
     """Whether the file calls `train_loop.Task(...)` (or `Task` imported from the loop)."""
-    bare = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-            and (node.module or "").endswith("train_loop") for a in node.names if a.name == "Task"}
-    return any(isinstance(node, ast.Call) and (
-        (isinstance(node.func, ast.Attribute) and node.func.attr == "Task"
-         and ast.unparse(node.func.value).endswith("train_loop"))
-        or (isinstance(node.func, ast.Name) and node.func.id in bare))
-        for node in ast.walk(tree))
+    return bool(call_lines(tree, "train_loop", "Task"))
 
 
 def contract_breaks(root) -> list[str]:
@@ -119,6 +130,47 @@ def contract_breaks(root) -> list[str]:
             _python_files(root, "experiments"):
         if _rel(root, path) not in allowed and builds_task(_tree(path)):
             out.append(f"{_rel(root, path)}: {OUT_OF_PLACE}")
+    return out
+
+
+ORCHESTRATION = (("train_loop", "train"), ("stages", "Stages"))   # (module, callable)
+TASK_NAME = re.compile(r"_?make_(?:[a-z0-9]+_)*task")
+
+
+def orchestration_breaks(root) -> list[str]:
+    """'path:line: module.name' for each sub-run a paper's lib/<p> starts outside
+    lib/<p>/runs.py: a `train_loop.train(...)` call or a `Stages(...)` built."""
+    out = []
+    for p in papers(root):
+        for path in _python_files(root, f"lib/{p}"):
+            if _rel(root, path) != f"lib/{p}/runs.py":
+                tree = _tree(path)
+                out += [f"{_rel(root, path)}:{line}: {module}.{name}" for module, name in
+                        ORCHESTRATION for line in call_lines(tree, module, name)]
+    return out
+
+
+def _returns_task(fn: ast.FunctionDef) -> bool:
+    """Whether `fn` returns a `...Task(...)` call or names Task in its return annotation."""
+    annotated = fn.returns is not None and "Task" in re.findall(r"\w+", ast.unparse(fn.returns))
+    return annotated or any(isinstance(node, ast.Return) and isinstance(node.value, ast.Call)
+                            and ast.unparse(node.value.func).split(".")[-1] == "Task"
+                            for node in ast.walk(fn))
+
+
+def task_name_breaks(root) -> list[str]:
+    """'path:line: name' for each top-level function of a lib/<p>/training.py that builds a
+    Task (returns `train_loop.Task(...)`, says Task in its return annotation, or has a name
+    ending in `task`) and is not named `make_task` or `make_<what>_task` (`_` in front
+    for a private one)."""
+    out = []
+    for p in papers(root):
+        path = os.path.join(root, "lib", p, "training.py")
+        if os.path.isfile(path):
+            out += [f"{_rel(root, path)}:{fn.lineno}: {fn.name}" for fn in _tree(path).body
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and (fn.name.endswith("task") or _returns_task(fn))
+                    and not TASK_NAME.fullmatch(fn.name)]
     return out
 
 
@@ -229,7 +281,8 @@ def cap_breaks(root) -> list[str]:
 
 def test_the_workspace_keeps_the_per_paper_contract():
     assert len(papers(ROOT)) >= 19, papers(ROOT)
-    breaks = contract_breaks(ROOT) + train_py_breaks(ROOT) + train_py_numbers(ROOT)
+    breaks = contract_breaks(ROOT) + train_py_breaks(ROOT) + train_py_numbers(ROOT) + \
+        orchestration_breaks(ROOT) + task_name_breaks(ROOT)
     assert not breaks, "per-paper file contract (WORKSPACE.md, Adding a paper):\n" + \
         "\n".join(breaks)
 
@@ -311,3 +364,43 @@ def test_cap_breaks_name_the_file_and_its_length(tmp_path):
                       "experiments/ok/train.py": "x\n" * 250})
     assert cap_breaks(str(tmp_path)) == ["experiments/toy/train.py: 251 lines > 250",
                                          "experiments/toy/README.md: 201 lines > 200"]
+
+
+
+def test_orchestration_breaks_name_each_sub_run_outside_runs_py(tmp_path):
+    _write(tmp_path, _paper(**{
+        "lib/toy/fit.py": ('"""Calls train_loop.train(task, loop) once."""\n'
+                           "from lib.common import train_loop\nr = result.train(x)\n"
+                           "r = train_loop.train(t, c, workdir=w, mesh=m)\n"),
+        "lib/toy/cache.py": "from lib.common.stages import Stages\nimport os\ns = Stages(w)\n",
+        "lib/toy/alias.py": ("from lib.common import train_loop as tl, stages\n"
+                             "from lib.common.train_loop import train as fit\n"
+                             "tl.train(t)\nfit(t)\nstages.Stages(w)\n"),
+        "lib/toy/runs.py": ("from lib.common import train_loop\n"
+                            "from lib.common.stages import Stages\n"
+                            "train_loop.train(t)\nStages(w)\n"),
+        "lib/nn/loop.py": "from lib.common import train_loop\ntrain_loop.train(t)\n",
+        "experiments/toy/train.py": "from lib.common import train_loop\ntrain_loop.train(t)\n"}))
+    assert orchestration_breaks(str(tmp_path)) == [
+        "lib/toy/alias.py:3: train_loop.train", "lib/toy/alias.py:4: train_loop.train",
+        "lib/toy/alias.py:5: stages.Stages", "lib/toy/cache.py:3: stages.Stages",
+        "lib/toy/fit.py:4: train_loop.train"]
+
+
+def test_task_name_breaks_name_each_builder_off_the_rule(tmp_path):
+    training = (
+        "from lib.common import train_loop\nfrom lib.common.train_loop import Task\n"
+        "def make_task(c) -> train_loop.Task:\n    return build(c)\n"                  # 3
+        "def make_cnn_task(c):\n    return model, _make_adam_task(c)\n"               # 5
+        "def _make_adam_task(c):\n    return train_loop.Task(1, 2, 3, 4)\n"           # 7
+        "def classifier_task(c):\n    return None\n"                                  # 9
+        "def build(c) -> tuple[train_loop.Task, int]:\n    return t, 1\n"             # 11
+        "def fit(c):\n    return Task(1, 2, 3, 4)\n"                                  # 13
+        "def make_fit(c) -> Fit:\n    task = train_loop.Task(1)\n    return Fit(task)\n"
+        "def loop(c) -> train_loop.LoopConfig:\n    return c\n"
+        "def make_tasks(c):\n    return []\n")
+    _write(tmp_path, _paper(**{"lib/toy/training.py": training,
+                               "lib/nn/training.py": "def fit(c) -> Task:\n    return c\n"}))
+    assert task_name_breaks(str(tmp_path)) == [
+        "lib/toy/training.py:9: classifier_task", "lib/toy/training.py:11: build",
+        "lib/toy/training.py:13: fit"]
