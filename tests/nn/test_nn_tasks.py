@@ -3,7 +3,6 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 import pytest
 
 from lib.nn.tasks import make_classifier_task
@@ -28,7 +27,8 @@ def test_batches_are_the_seeded_draws_of_seed_salt_step():
     np.testing.assert_array_equal(batch["x"], images[idx][2:5])
     np.testing.assert_array_equal(batch["y"], labels[idx][2:5])
     other = make_classifier_task(_Linear(), images, labels, lr=0.1, batch_size=6, seed=5, salt=8)
-    assert not np.array_equal(other.batch_fn(3, slice(None))["x"], task.batch_fn(3, slice(None))["x"])
+    everything = slice(None)
+    assert not np.array_equal(other.batch_fn(3, everything)["x"], task.batch_fn(3, everything)["x"])
 
 
 def test_loss_is_the_cross_entropy_and_the_first_adam_step_moves_each_weight_by_lr():
@@ -41,10 +41,10 @@ def test_loss_is_the_cross_entropy_and_the_first_adam_step_moves_each_weight_by_
     logits = model.apply(state["params"], jnp.asarray(batch["x"]))
     expect = -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(8), batch["y"]])
     np.testing.assert_allclose(metrics["loss"], expect, rtol=1e-6)
-    moved = jax.tree.leaves(jax.tree.map(lambda a, b: jnp.abs(a - b), new["params"], state["params"]))
+    moved = jax.tree.leaves(jax.tree.map(lambda a, b: jnp.abs(a - b), new["params"],
+                                         state["params"]))
     for m in moved:   # Adam's first update is lr · g / (|g| + eps): lr wherever g is not tiny
         np.testing.assert_allclose(m[m > lr / 10], lr, rtol=1e-3)
-    assert isinstance(new["opt_state"], type(optax.adam(lr).init(state["params"])))
 
 
 def test_mismatched_images_and_labels_are_named():
