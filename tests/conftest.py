@@ -4,7 +4,11 @@ off and XLA's older, faster-compiling CPU fusion emitters (`tests.fast_compile`)
 persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
-devices; on a CPU-only machine XLA can split the host into fake ones.
+devices; on a CPU-only machine XLA can split the host into fake ones. A subprocess has one
+device unless its environment says otherwise (JAX_NUM_CPU_DEVICES=8): a compile's cache key
+includes the devices, so a subprocess loads what the test process compiled only with the
+same 8 devices (tests/test_session_compile.py), and what other one-device subprocesses
+compiled in any case.
 
 The compilation cache (`<pytest basetemp>/jax_cache`, every compile written, however small
 or quick) is shared by the xdist workers and every subprocess and notebook kernel they start
