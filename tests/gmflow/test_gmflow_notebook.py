@@ -23,6 +23,7 @@ PROBE = """{
     "finite": {m: [bool(np.isfinite(x).all()) for x in xs] for m, xs in rows.items()},
     "shapes": {m: [list(x.shape) for x in xs] for m, xs in rows.items()},
     "target_in_square": float(toys.in_white_square(target).mean()),
+    "floor": [float(v) for v in floor],
 }"""
 
 
@@ -40,7 +41,7 @@ def test_notebook_samples_every_nfe_with_both_models(run):
     _, p = run
     assert p["nfes"] == [1, 2, 4, 8]
     for model in ("gmflow", "flow matching"):
-        assert p["shapes"][model] == [[2000, 2]] * 4
+        assert p["shapes"][model] == [[4000, 2]] * 4
         assert all(p["finite"][model])
     assert p["target_in_square"] == 1.0
 
@@ -51,3 +52,12 @@ def test_gmflow_beats_flow_matching_with_few_steps(run):
     assert np.all(gm[:2] < fm[:2]), (gm, fm)             # NFE 1, 2: the paper's Fig. 2 claim
     assert p["in_square"]["gmflow"][0] > p["in_square"]["flow matching"][0], p["in_square"]
     assert fm[-1] < fm[0], fm                            # Euler improves with more steps
+
+
+def test_the_noise_floor_is_printed_and_below_one_step_flow_matching(run):
+    nb, p = run
+    floor = np.asarray(p["floor"])
+    assert floor.shape == (3,) and np.all(floor > 0), floor   # independent draws differ
+    assert floor.max() < p["swd"]["flow matching"][0], (floor, p["swd"])
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "noise floor (target vs 3 fresh draws" in text
