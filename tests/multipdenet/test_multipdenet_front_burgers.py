@@ -69,6 +69,24 @@ def test_burgers_tiny_front_end_to_end_and_its_hct_is_the_metrics_hct(tmp_path):
     by = {p["name"]: p for p in result["points"]}
     assert by["spectral ETDRK4 16²"]["rmse"] < by["FD4+RK4 solver 16²"]["rmse"]
 
+    # --costs_from: accuracies computed here, costs and round times read from a timed front
+    # (a model chosen on one IC set rechecked on another); the cache makes this run cheap.
+    common = ("--system=burgers", "--variant=tiny", f"--data_root={data_root}",
+              f"--cache={tmp_path / 'cache'}")
+    again = _run(*common, f"--out={tmp_path / 'again.json'}", f"--costs_from={out}")
+    assert again.returncode == 0, again.stderr[-3000:]
+    second = json.loads((tmp_path / "again.json").read_text())
+    assert second["costs_from"] == str(out) and f"costs from {out}" in second["note"]
+    assert second["points"] == result["points"]      # same ICs: accuracies, costs, headlines
+    # a timed file that lacks a point is refused in one line naming it, before any compute
+    short = dict(result, points=[p for p in result["points"] if p["name"] != "spectral ETDRK4 16²"])
+    (tmp_path / "short.json").write_text(json.dumps(short))
+    refused = _run(*common, f"--out={tmp_path / 'x.json'}", f"--costs_from={tmp_path / 'short.json'}")
+    assert refused.returncode == 1 and not (tmp_path / "x.json").exists()
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"--costs_from={tmp_path / 'short.json'}: no timed point 'spectral ETDRK4 16²' (1 of 7 "
+        "missing); time it there first")
+
 
 def test_rmse_front_is_log_log_and_bounds_a_point_worse_than_its_cheapest():
     import math

@@ -88,6 +88,9 @@ flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX
                   "empty (--cores=) pins nothing.")
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
+flags.DEFINE_string("costs_from", None, "A timed front JSON (e.g. experiments/multipdenet/front.json) "
+                    "whose points' costs are used instead of timing: accuracy on --truth's ICs, cost "
+                    "(s per time unit per trajectory, and each round's times) from that run.")
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
 flags.DEFINE_string("baseline", None, "With --render: another front JSON (e.g. the CPU run) whose costs "
                     "are set beside --out's, point by point, in the .md.")
@@ -132,34 +135,61 @@ def point_name(label: str, n: int, steps: int, default: int) -> str:
     return f"{label} {n}²" + ("" if steps == default else f" Δt×{default / steps:.3g}")
 
 
-def classical_points(meta: dict, families, grids, factors, parts, cache: str, accuracy):
-    """The classical points (without cost): every family × grid × distinct step, with their
-    accuracy over all `parts`' ICs, each part's from the cache
-    (`cache/<dataset>/<family>_<n>_<steps>.json`) or computed and cached."""
-    points = []
+def classical_specs(meta: dict, families, grids, factors) -> list[dict]:
+    """Every family × grid × distinct step of the sweep, named, without accuracy or cost."""
+    specs = []
     for n in grids:
-        trunc = {}
         for family, label, _ in families:
             default = classical.default_steps(meta, family, n)
             for steps in sorted({classical.steps_for(meta, family, n, f) for f in factors}, reverse=True):
-                fn, params = classical.build(meta, family, n, steps)
-                records, how = [], "cached"
-                for path, test in parts:
-                    file = os.path.join(cache, os.path.basename(path), f"{family}_{n}_{steps}.json")
-                    if not os.path.exists(file):
-                        if path not in trunc:
-                            trunc[path] = front.resample(test, n)
-                        wd.write_json_atomic(file, accuracy(fn, params, trunc[path]))
-                        how = "computed"
-                    records.append(wd.read_json(file))
-                p = {"name": point_name(label, n, steps, default), "family": family, "grid": n,
-                     "steps_per_frame": steps, "dt": meta["frame_dt"] / steps,
-                     "dt_factor": default / steps, "fn": fn, "params": params,
-                     **front.merge_accuracies(records)}
-                print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, "
-                      f"{p['nonfinite_ics']} non-finite ({how})", flush=True)
-                points.append(p)
+                specs.append({"name": point_name(label, n, steps, default), "family": family, "grid": n,
+                              "steps_per_frame": steps, "dt": meta["frame_dt"] / steps,
+                              "dt_factor": default / steps})
+    return specs
+
+
+def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy):
+    """The classical points of `specs` (without cost), with their accuracy over all `parts`'
+    ICs, each part's from the cache (`cache/<dataset>/<family>_<n>_<steps>.json`) or
+    computed and cached."""
+    points, trunc = [], {}
+    for spec in specs:
+        family, n, steps = spec["family"], spec["grid"], spec["steps_per_frame"]
+        if trunc.get("grid") != n:
+            trunc = {"grid": n}        # the parts' truths at one grid at a time
+        fn, params = classical.build(meta, family, n, steps)
+        records, how = [], "cached"
+        for path, test in parts:
+            file = os.path.join(cache, os.path.basename(path), f"{family}_{n}_{steps}.json")
+            if not os.path.exists(file):
+                if path not in trunc:
+                    trunc[path] = front.resample(test, n)
+                wd.write_json_atomic(file, accuracy(fn, params, trunc[path]))
+                how = "computed"
+            records.append(wd.read_json(file))
+        p = {**spec, "fn": fn, "params": params, **front.merge_accuracies(records)}
+        print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, "
+              f"{p['nonfinite_ics']} non-finite ({how})", flush=True)
+        points.append(p)
     return points
+
+
+def learned_name(workdir: str) -> str:
+    """A learned point's name: `<model> (<workdir's folder>)`, from its config.json."""
+    model = wd.read_json(os.path.join(workdir, wd.CONFIG))["model"]["name"]
+    return f"{model} ({os.path.basename(os.path.normpath(workdir))})"
+
+
+def timed_costs(path: str, names: list[str]) -> dict[str, dict]:
+    """The `cost`, `times` and `compile_s` of every point named in `names` from a timed front
+    JSON (costs do not depend on the ICs: s per time unit per trajectory). Raises ValueError
+    naming the file and the first point it lacks."""
+    timed = {p["name"]: p for p in wd.read_json(path)["points"]}
+    missing = [n for n in names if n not in timed]
+    if missing:
+        raise ValueError(f"--costs_from={path}: no timed point {missing[0]!r} ({len(missing)} of "
+                         f"{len(names)} missing); time it there first")
+    return {n: {k: timed[n][k] for k in ("cost", "times", "compile_s")} for n in names}
 
 
 def learned(workdir: str, meta: dict, data_root: str) -> tuple:
@@ -170,6 +200,10 @@ def learned(workdir: str, meta: dict, data_root: str) -> tuple:
     except ValueError as e:
         raise ValueError(f"{workdir}: {e}") from None
     return fn, run.params, run.data["metadata"]["coarse_grid"], run, every
+
+
+def dns_name(meta: dict) -> str:
+    return f"fine DNS {meta['fine_grid']}²"
 
 
 def fine_dns(meta: dict, n_ics: int) -> tuple:
@@ -500,7 +534,15 @@ def main(_):
     n_ics = len(test)
     accuracy = lambda fn, params, truth, every=1: front.rollout_accuracy(  # noqa: E731
         fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], THRESHOLD, every)
-    points = classical_points(meta, families, grids, factors, parts, FLAGS.cache, accuracy)
+    specs = classical_specs(meta, families, grids, factors)
+    costs = None
+    if FLAGS.costs_from and not FLAGS.accuracy_only:
+        try:     # every point's name is known before any compute: refuse a file that lacks one
+            costs = timed_costs(FLAGS.costs_from, [s["name"] for s in specs]
+                                + [learned_name(w) for w in FLAGS.workdir] + [dns_name(meta)])
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(" ".join(str(e).split()))
+    points = classical_points(meta, specs, parts, FLAGS.cache, accuracy)
     if FLAGS.accuracy_only and not FLAGS.workdir:
         return print(f"{len(points)} classical accuracies in {FLAGS.cache}")
     for w in FLAGS.workdir:
@@ -508,8 +550,7 @@ def main(_):
         if FLAGS.timing_frames % every:
             sys.exit(f"{w}: its ΔT is {every} truth frames; --timing_frames={FLAGS.timing_frames} "
                      f"must be a multiple of {every}")
-        p = {"name": f"{run.config.model.name} ({os.path.basename(os.path.normpath(w))})",
-             "family": "learned", "grid": n, "workdir": w, "fn": fn, "params": params}
+        p = {"name": learned_name(w), "family": "learned", "grid": n, "workdir": w, "fn": fn, "params": params}
         p.update(accuracy(fn, params, front.resample(test, n), every))
         print(f"{p['name']}: HCT {p['hct']:.3g} ± {p['hct_std']:.2g}, {p['nonfinite_ics']} non-finite", flush=True)
         points.append(p)
@@ -519,9 +560,17 @@ def main(_):
     for p in points:
         p.update(u0=jnp.asarray(front.resample(test[:, 0], p["grid"])), n_ics=n_ics)
     dns_fn, _, dns_u0 = fine_dns(meta, min(n_ics, 10))
-    points.append({"name": f"fine DNS {meta['fine_grid']}²", "family": "dns", "grid": meta["fine_grid"],
+    points.append({"name": dns_name(meta), "family": "dns", "grid": meta["fine_grid"],
                    "fn": lambda p, u0, k: dns_fn(p, u0, k), "params": {}, "u0": dns_u0, "n_ics": len(dns_u0)})
-    time_points(points, FLAGS.timing_frames, FLAGS.repeats, meta["frame_dt"])
+    if costs is None:
+        time_points(points, FLAGS.timing_frames, FLAGS.repeats, meta["frame_dt"])
+    else:
+        for p in points:
+            for k in ("fn", "params", "u0", "n_ics"):
+                p.pop(k)
+            p.update(costs[p["name"]])
+    timing = (f"{pinned}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames" if costs is None
+              else f"costs from {FLAGS.costs_from} (timed there, not here)")
     classical_pts = [p for p in points if p["family"] not in ("learned", "dns")]
     finite = [p for p in classical_pts if p["nonfinite_ics"] == 0]   # a blown-up run is not on the front
     front_pts = front.pareto(finite)
@@ -541,6 +590,7 @@ def main(_):
         "system": FLAGS.system, "variant": FLAGS.variant, "dataset": paths,
         "truth": "front_tiny" if tiny else FLAGS.truth or ("front" if burgers else "heldout"),
         "n_ics": n_ics, "frame_dt": meta["frame_dt"], "dt_factors": factors,
+        **({"costs_from": FLAGS.costs_from} if costs is not None else {}),
         "ic_max_speed": [min(speeds), max(speeds)],
         "horizon": (test.shape[1] - 1) * meta["frame_dt"], "threshold": THRESHOLD, "points": points,
         "front": [{"name": p["name"], "cost": p["cost"], "hct": p["hct"]} for p in front_pts],
@@ -553,7 +603,7 @@ def main(_):
                  f"{(test.shape[1] - 1) * meta['frame_dt']:.3g}; classical steps × {', '.join(f'{f:g}' for f in factors)} "
                  f"of the step at the data's velocity bound ({'non-finite runs are off the front'}); "
                  f"{jax.devices()[0].device_kind}, {os.cpu_count()} cores, load average at the end "
-                 f"{load[0]:.1f}; {pinned}; {FLAGS.repeats} interleaved rounds of {FLAGS.timing_frames} frames. "
+                 f"{load[0]:.1f}; {timing}. "
                  "Beyond the costliest classical point the front's HCT is that point's (a lower bound)."),
     }
     wd.write_json_atomic(out, result)
