@@ -8,6 +8,8 @@
     python tools/bench/multipdenet_front.py --stats --out=experiments/multipdenet/front.json
     python tools/bench/multipdenet_front.py --render --out=experiments/multipdenet/front.json \
         --readme=experiments/multipdenet/README.md                  # tables and figures from the JSON
+    python tools/bench/multipdenet_front.py --truth=confirm --out=experiments/multipdenet/front_confirm.json \
+        --costs_from=experiments/multipdenet/front.json --workdir=...   # a chosen model on fresh ICs
     python tools/bench/multipdenet_front.py --variant=tiny          # smoke run, seconds
 
 Truth (`--truth`): `heldout` (default for Navier–Stokes), 30 attractor ICs of seeds 2, 3, 4
