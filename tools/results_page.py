@@ -103,7 +103,14 @@ PAPERS = (
           "accurate as standard networks, better in low data",
           "within 1 point of a matched MLP on every set; ahead in low data",
           "no", "official repository not reachable", "Results (measured here)",
-          "README.md#What the paper claims"),
+          "README.md#What the paper claims",
+          sources=tuple(Source("results_quick.json", path, "quick", label + " / ".join(
+              f"{{per_dataset[{d}][dsl_minus_mlp]:+.1%}}"
+              for d in ("breast_cancer", "digits", "make_classification", "wine")))
+              for path, label in (
+                  ("full_data", "DSL − MLP accuracy, breast cancer / digits / "
+                                "make_classification / wine: full data "),
+                  ("low_data", "≤ {max_fraction:.0%} of rows ")))),
     Paper("sketchdnn", "SketchDNN",
           "Gaussian-Softmax diffusion generates CAD sketches better (FID, NLL) than earlier "
           "generators",
