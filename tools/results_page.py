@@ -96,7 +96,9 @@ PAPERS = (
           "Cost–accuracy front (Navier–Stokes, Re = 1000)",
           "SOLVERS.md#Benchmark",
           number="{best_hct_over_front:.2f}×",
-          sources=(Source("front.json", "floor", "quick"),),
+          sources=(Source("front.json", "floor", "quick", "held-out: {best_hct_over_front:.2f}×"),
+                   Source("front_confirm.json", "floor", "quick",
+                          "the best rechecked on fresh ICs: {best_hct_over_front:.2f}×")),
           figure="front.png"),
     Paper("dsl", "Deep Sturm–Liouville",
           "eigenfunctions of learned Sturm–Liouville problems along field lines are as "
