@@ -35,3 +35,10 @@ def test_pin_refuses_after_the_backend_started_and_a_core_it_may_not_use():
     with pytest.raises(ValueError, match=r"cores \[100000\] are not available"):
         pinning.pin([100000])
     assert pinning.pin([]) == "not pinned"
+
+
+def test_parse_reads_core_ids_and_first_as_the_lowest_allowed_core():
+    assert pinning.parse([pinning.FIRST]) == [min(os.sched_getaffinity(0))]
+    assert pinning.parse(["1", "0"]) == [1, 0] and pinning.parse([]) == []
+    with pytest.raises(ValueError, match="core 'one' is neither a core id nor 'first'"):
+        pinning.parse(["one"])

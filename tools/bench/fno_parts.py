@@ -39,7 +39,7 @@ flags.DEFINE_string("config", "configs/multipdenet/navier_stokes.py", "MultiPDEN
 flags.DEFINE_string("variant", "front_64_dt2", "Config variant.")
 flags.DEFINE_integer("batch", 30, "Trajectories per call (the front's 30 held-out ICs).")
 flags.DEFINE_integer("repeats", 9, "Interleaved timed rounds (median reported).", lower_bound=1)
-flags.DEFINE_list("cores", ["0"], "CPU cores to pin to before JAX starts (empty: not pinned).")
+flags.DEFINE_list("cores", [pinning.FIRST], "CPU cores to pin to before JAX starts (default: the first this process may use; empty: not pinned).")
 flags.DEFINE_string("out", "workdirs/bench/fno_parts.json", "Output JSON (and .md beside it).")
 FLAGS = flags.FLAGS
 C = float(np.sqrt(2.0 / np.pi))
@@ -94,7 +94,7 @@ def cases(config, setup_) -> list[dict]:
 
 def main(_):
     try:
-        note = pinning.pin([int(c) for c in FLAGS.cores])
+        note = pinning.pin(pinning.parse(FLAGS.cores))
         config = config_lib.load_config(f"{FLAGS.config}:{FLAGS.variant}")
     except (ValueError, RuntimeError, config_lib.ConfigError) as e:
         sys.exit(f"fno_parts: {e}")

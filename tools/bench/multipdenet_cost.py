@@ -67,8 +67,8 @@ flags.DEFINE_integer("batch", 10, "Trajectories per call.")
 flags.DEFINE_integer("macro_steps", 10, "Macro steps per timed call.")
 flags.DEFINE_integer("repeats", 7, "Interleaved timed rounds (median reported).")
 flags.DEFINE_bool("render", False, "Only rewrite the markdown from an existing --out JSON.")
-flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
-                  "(tools/bench/pinning.py); empty (--cores=) pins nothing.")
+flags.DEFINE_list("cores", [pinning.FIRST], "CPU cores the process is pinned to before JAX starts "
+                  "(tools/bench/pinning.py; default: the first this process may use); empty (--cores=) pins nothing.")
 flags.DEFINE_integer("grid_factor", 2, "The second grid is this multiple of the coarse grid "
                      "(Physics Block and spectral solver only; 1: coarse grid only).")
 FLAGS = flags.FLAGS
@@ -286,7 +286,7 @@ def main(argv):
     del argv
     if not FLAGS.render:
         try:
-            pinned = pinning.pin([int(c) for c in FLAGS.cores])
+            pinned = pinning.pin(pinning.parse(FLAGS.cores))
         except (ValueError, RuntimeError) as e:
             sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
     results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark() | {"pinning": pinned}

@@ -85,8 +85,9 @@ flags.DEFINE_bool("accuracy_only", False, "Compute (and cache) the classical acc
                   "print each --workdir's (untimed), then stop.")
 flags.DEFINE_integer("timing_frames", 8, "Frames per timed rollout.")
 flags.DEFINE_integer("repeats", 5, "Interleaved timed rounds (median reported).")
-flags.DEFINE_list("cores", ["0"], "CPU cores the process is pinned to before JAX starts "
-                  "(tools/bench/pinning.py; one core also makes XLA's Eigen single-threaded); "
+flags.DEFINE_list("cores", [pinning.FIRST], "CPU cores the process is pinned to before JAX starts "
+                  "(tools/bench/pinning.py; one core also makes XLA's Eigen single-threaded; default: the "
+                  "first this process may use); "
                   "empty (--cores=) pins nothing.")
 flags.DEFINE_string("out", None, "Output JSON (default workdirs/bench/multipdenet_front"
                     "[_burgers][_tiny].json).")
@@ -527,7 +528,7 @@ def main(_):
             print(classical.missing_message(family), flush=True)
     families = [f for f in families if classical.available(f[0])]
     try:
-        pinned = pinning.pin([int(c) for c in FLAGS.cores])
+        pinned = pinning.pin(pinning.parse(FLAGS.cores))
     except (ValueError, RuntimeError) as e:
         sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
     grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])

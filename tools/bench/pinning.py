@@ -14,6 +14,24 @@ from collections.abc import Sequence
 _SINGLE_THREAD_FLAGS = ("--xla_cpu_multi_thread_eigen=false",)
 
 
+FIRST = "first"   # a --cores value: the lowest-numbered core this process may run on
+
+
+def parse(values: Sequence[str]) -> list[int]:
+    """A `--cores` flag's values as core ids: integers, or "first" for the lowest core in
+    `os.sched_getaffinity` (the default of the bench tools, so a process started under
+    `taskset -c 1` pins to core 1). Raises ValueError naming a value that is neither."""
+    cores = []
+    for v in values:
+        if v == FIRST:
+            cores.append(min(os.sched_getaffinity(0)))
+        elif v.strip().isdigit():
+            cores.append(int(v))
+        else:
+            raise ValueError(f"core {v!r} is neither a core id nor {FIRST!r}")
+    return cores
+
+
 def pin(cores: Sequence[int]) -> str:
     """Restrict this process to `cores` (ids as `os.sched_getaffinity` lists them) and, for
     one core, XLA's Eigen kernels to one thread; returns a phrase for a results note, e.g.
