@@ -125,7 +125,11 @@ PAPERS = (
           "rules recovered (precision, recall ≥ 0.8); +spec+rules beats the base editor on "
           "held-out tests",
           "no", "design from the repository's Algorithm 1; no run compared", "Results (quick)",
-          "README.md#How it differs from the paper"),
+          "README.md#How it differs from the paper",
+          number="{detail}",
+          sources=(Source("results_quick_abstract.json", "rule_recovery", "quick",
+                          "rules: {detail}"),
+                   Source("results_quick_abstract.json", "rules_beat_base", "quick"))),
     Paper("kar_peak", "KAR / PEAK kernel alignment for INRs",
           "kernel alignment (KAR) and a learned encoding (PEAK) make INRs inpaint images "
           "better",
