@@ -40,6 +40,8 @@ Variants:
           classical stability limit (0.028), which only the corrector can keep stable.
   front_64_dt8_pf_frozen  front_64_dt8_pf with the FD4 stencils frozen: a micro step reads
           4-5 taps per derivative instead of the learnable families' 20-25 (SPEED.md).
+  front_64_dt8_pf_fd4  front_64_dt8_pf with learnable stencils on the FD4 taps only
+          (`fd4_taps`: 1 parameter per derivative), so a micro step costs the frozen one's.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -51,7 +53,7 @@ from lib.common import config as config_lib
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
             "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
-            "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen")
+            "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4")
 
 
 def get_config(arg=None):
@@ -104,4 +106,6 @@ def get_config(arg=None):
             "tag": "navier_stokes_front_64_dt8_pf_m6", "model.n_micro": 6}),
         "front_64_dt8_pf_frozen": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
             "tag": "navier_stokes_front_64_dt8_pf_frozen", "model.filter_mode": "frozen"}),
+        "front_64_dt8_pf_fd4": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4", "model.filter_layout": "fd4_taps"}),
     }, arg, default="quick")

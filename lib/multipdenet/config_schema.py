@@ -31,7 +31,7 @@ KEYS: dict[str, Key] = {
     "model.frame_stride": Key(1, Int(lo=1), before=1),
     "model.integrator": Key("rk4", Choice(("rk4", "euler"))),
     "model.filter_mode": Key("symmetric", Choice(("symmetric", "free", "frozen"))),
-    "model.filter_layout": Key("sum_rules", Choice(("sum_rules", "p2c2net"))),
+    "model.filter_layout": Key("sum_rules", Choice(("sum_rules", "p2c2net", "fd4_taps"))),
     "model.corrector_every": Key("stage", Choice(("stage", "micro", "macro")), before="stage"),
     "model.corrector": Key("fno", Choice(NETS)),
     "model.micro_net": Key("fno", Choice(NETS)),

@@ -18,7 +18,7 @@ measures the whole Physics Block).
 
 Parameters are the offsets θ of each kernel from the 4th-order central stencil, so the
 filters start as the classical finite differences. Modes: "symmetric" (constrained, see
-`stencils.py` for the "sum_rules" and "p2c2net" layouts), "free" (every kernel entry),
+`stencils.py` for the "sum_rules", "p2c2net" and "fd4_taps" layouts), "free" (every kernel entry),
 "frozen" (no parameters).
 """
 from __future__ import annotations
@@ -149,7 +149,8 @@ class DerivativeFilters2D(nn.Module):
       h: grid spacing (the same along x and y).
       mode: "symmetric", "free" or "frozen".
       layout: for "symmetric": "sum_rules" (5 + 6 parameters, moment conditions hold for
-        any θ) or "p2c2net" (8 + 8 parameters, the P2C2Net code's layout).
+        any θ), "p2c2net" (8 + 8 parameters, the P2C2Net code's layout) or "fd4_taps"
+        (1 + 1 parameters on the FD4 stencil's own taps).
       impl: "shifted" (sums of shifted windows over each kernel's support) or "conv" (the
         reference convolution); the same sums, equal to float rounding.
     """

@@ -15,6 +15,11 @@ basis decides the filter kind:
   here are the ones these constraints leave.)
 - "p2c2net": the 8-parameter layout of the P2C2Net code (notes §1.2 table). Only the zero
   sum is guaranteed; the first-order kernel may pick up a ∂y part.
+- "fd4_taps": "sum_rules" restricted to the taps of the FD4 stencil itself (the centre
+  row): 1 free parameter per derivative. ∂x: `[−b, −a, 0, a, b]` with `a + 2b = ½`; ∂xx:
+  `[c₂, c₁, c₀, c₁, c₂]` with `c₀ + 2c₁ + 2c₂ = 0`, `c₁ + 4c₂ = 1`. So a learnable micro
+  step reads as many taps as the frozen one (4 and 5); θ moves the k³ (∂x, dispersion)
+  and k⁴ (∂xx, hyper-diffusion) terms of the symbols.
 - "free": all 25 entries.
 - "frozen": no parameters.
 
@@ -28,7 +33,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 FILTER_MODES = ("symmetric", "free", "frozen")
-SYMMETRIC_LAYOUTS = ("sum_rules", "p2c2net")
+SYMMETRIC_LAYOUTS = ("sum_rules", "p2c2net", "fd4_taps")
 
 FIRST_ORDER_STENCIL = np.array([1.0, -8.0, 0.0, 8.0, -1.0]) / 12.0
 SECOND_ORDER_STENCIL = np.array([-1.0, 16.0, -30.0, 16.0, -1.0]) / 12.0
@@ -107,6 +112,9 @@ def first_order_family(mode: str, layout: str = "sum_rules") -> StencilFamily:
         odd_even = [_mirror(2, j, -1, 1) for j in (0, 1)]
         basis = np.stack(odd_odd[:2] + even_odd[:1] + odd_odd[2:] + even_odd[1:] + odd_even)
         return StencilFamily(base, basis)
+    if layout == "fd4_taps":
+        entries = [_mirror(2, j, -1, 1) for j in (0, 1)]  # pivot: the ±1 taps
+        return StencilFamily(base, _constrained_basis(entries, 1, [lambda k: moment(k, 1, 0)]))
     raise ValueError(f"unknown symmetric filter layout {layout!r}; allowed: {SYMMETRIC_LAYOUTS}")
 
 
@@ -130,6 +138,10 @@ def second_order_family(mode: str, layout: str = "sum_rules") -> StencilFamily:
         entries = [_mirror(i, j, 1, 1) for i, j in quadrant if (i, j) != (2, 2)]
         basis = np.stack([e - e.sum() * centre for e in entries])
         return StencilFamily(base, basis)
+    if layout == "fd4_taps":
+        entries = [_mirror(2, j, 1, 1) for j in (0, 1, 2)]  # pivots: the ±1 taps and the centre
+        constraints = [lambda k: moment(k, 0, 0), lambda k: moment(k, 2, 0)]
+        return StencilFamily(base, _constrained_basis(entries, 2, constraints))
     raise ValueError(f"unknown symmetric filter layout {layout!r}; allowed: {SYMMETRIC_LAYOUTS}")
 
 
