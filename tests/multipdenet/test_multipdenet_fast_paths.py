@@ -38,7 +38,8 @@ def test_shifted_sums_equal_convolution_for_random_kernels():
 
 
 @pytest.mark.parametrize("mode, layout", [("symmetric", "sum_rules"), ("symmetric", "p2c2net"),
-                                          ("free", "sum_rules"), ("frozen", "sum_rules")])
+                                          ("symmetric", "fd4_taps"), ("free", "sum_rules"),
+                                          ("frozen", "sum_rules")])
 def test_2d_filters_shifted_equal_conv_for_every_mode(mode, layout):
     u = jax.random.normal(jax.random.key(0), (2, 12, 9, 2))
     conv = DerivativeFilters2D(h=0.5, mode=mode, layout=layout, impl="conv")
@@ -68,6 +69,8 @@ def test_skipped_taps_are_zero_for_every_parameter_value():
     # the shifted path skips taps outside `support`; they must be zero for any θ
     for family in (stencils.first_order_family("symmetric"), stencils.second_order_family("symmetric"),
                    stencils.first_order_family("symmetric", "p2c2net"),
+                   stencils.first_order_family("symmetric", "fd4_taps"),
+                   stencils.second_order_family("symmetric", "fd4_taps"),
                    stencils.third_order_family_1d("symmetric")):
         theta = np.random.default_rng(0).normal(size=family.basis.shape[0])
         kernel = family.base + np.tensordot(theta, family.basis, axes=1)
@@ -75,6 +78,10 @@ def test_skipped_taps_are_zero_for_every_parameter_value():
         assert np.all(kernel[~mask] == 0.0)
         assert np.all(kernel[mask] != 0.0)  # and the kept ones are used
     assert filters.support(stencils.first_order_family("frozen")).sum() == 4  # the FD4 row, no centre
+    # the fd4_taps layout reads exactly the frozen stencil's taps
+    for order in (stencils.first_order_family, stencils.second_order_family):
+        np.testing.assert_array_equal(filters.support(order("symmetric", "fd4_taps")),
+                                      filters.support(order("frozen")))
 
 
 def test_unknown_stencil_impl_and_bad_tap_mask_raise():

@@ -60,6 +60,29 @@ def test_p2c2net_layout_has_zero_sum_and_eight_parameters():
     np.testing.assert_allclose(kxx, kxx[::-1, ::-1], atol=1e-6)
 
 
+def test_fd4_taps_layout_keeps_the_fd4_support_and_moments_for_any_parameters():
+    model = DerivativeFilters2D(h=1.0, mode="symmetric", layout="fd4_taps")
+    params = _random_params(model.init(jax.random.key(0), jnp.zeros((9, 9, 1))), jax.random.key(3))
+    assert params["params"]["first_order"].shape == (1,)
+    assert params["params"]["second_order"].shape == (1,)
+    kx, ky, kxx, kyy = _kernels_from_impulse(model, params)
+    # only the centre row, and there only the FD4 taps (no centre tap for ∂x)
+    for k in (kx, kxx):
+        assert np.all(np.delete(k, 2, axis=0) == 0.0)
+    assert kx[2, 2] == 0.0
+    M = stencils.moment
+    for p, q, want in [(0, 0, 0), (1, 0, 1), (2, 0, 0)]:
+        assert M(kx, p, q) == pytest.approx(want, abs=1e-5)
+    for p, q, want in [(0, 0, 0), (1, 0, 0), (2, 0, 2), (0, 2, 0), (3, 0, 0)]:
+        assert M(kxx, p, q) == pytest.approx(want, abs=1e-5)
+    np.testing.assert_allclose(ky, kx.T, atol=1e-6)
+    np.testing.assert_allclose(kyy, kxx.T, atol=1e-6)
+    # θ moves the next moment (k³ of ∂x, k⁴ of ∂xx) away from FD4's, which it zeroes
+    assert M(kx, 3, 0) != pytest.approx(0.0, abs=1e-3)
+    assert M(kxx, 4, 0) != pytest.approx(0.0, abs=1e-3)
+    assert M(stencils.first_order_family("frozen").base, 3, 0) == pytest.approx(0.0, abs=1e-12)
+
+
 def _errors_2d(n: int, mode: str) -> np.ndarray:
     """Max errors of (u_x, u_y, u_xx, u_yy) at init on an n×n grid over [0, 2π)², float64."""
     h = 2 * np.pi / n
