@@ -38,7 +38,7 @@ def write_collection(root: str, variant: str) -> str | None:
         return None
     results["targets"] = targets(results)
     device = next(iter(next(iter(systems(results).values())).values()))["device"]
-    machine = f"Measured on {platform.machine()} with {os.cpu_count()} CPU cores ({device})."
+    machine = f"Measured on {platform.machine()} with {report.cores_text()} ({device})."
     folder = os.path.join(root, f"collected_{variant}")
     wd.write_json_atomic(os.path.join(folder, wd.RESULTS), results)
     wd.write_json_atomic(os.path.join(folder, wd.CONFIG),

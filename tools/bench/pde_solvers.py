@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl import flags
 
+from lib.common import report
 from lib.common.cli import run_tool
 from lib.pde import checks, downsampling, navier_stokes
 
@@ -249,7 +250,7 @@ def main(_):
     device = jax.devices()[0]
     header = (f"Device: {device.device_kind} ({jax.default_backend()}, {jax.device_count()} device(s)); "
               f"jax {jax.__version__}; {platform.processor() or platform.machine()}, "
-              f"{os.cpu_count()} CPU cores. Solvers: {', '.join(builders)}.")
+              f"{report.cores_text()}. Solvers: {', '.join(builders)}.")
     print(header)
     step_rows = []
     for n in map(int, FLAGS.sizes):
