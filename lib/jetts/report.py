@@ -44,9 +44,10 @@ def targets(results: dict) -> dict:
             extra = {}
             if all(c is not None and not np.any(np.isnan(c)) for c in cis.values()):
                 lo = cis["PRM/score"][0]
+                overlapping = [k for k in rivals if cis[k][1] >= lo]
                 extra = {"prm_ci": list(cis["PRM/score"]),
                          "rivals_ci": {k: list(cis[k]) for k in rivals},
-                         "overlapping": [k for k in rivals if cis[k][1] >= lo]}
+                         "overlapping": overlapping, "significant": not overlapping}
             out["prm_beats_orm_and_judges_in_beam"] = target(
                 bool(rivals) and all(prm > v for v in rivals.values()), prm=prm, rivals=rivals,
                 **extra)
@@ -223,6 +224,20 @@ def results_block(results: dict, config: dict, workdir: str) -> str:
     """`results_markdown` headed by the run's config tag and `workdir`."""
     del config
     return f"Run `{results['tag']}` (workdir `{workdir}`).\n\n" + results_markdown(results)
+
+
+def publish_results(results: dict, config: dict, workdir: str) -> dict:
+    """What `tools/results.py --publish` writes: the run's results, with the beam-search
+    record's "significant" (no rival's 95 % interval reaches the PRM's lower bound) derived
+    from its "overlapping" when the stored record lacks it; else `results` itself."""
+    del config, workdir
+    key = "prm_beats_orm_and_judges_in_beam"
+    rec = (results.get("targets") or {}).get(key)
+    if not isinstance(rec, dict) or "overlapping" not in rec or "significant" in rec:
+        return results
+    rest = {k: v for k, v in rec.items() if k != "met"}
+    record = {**rest, "significant": not rec["overlapping"], "met": rec["met"]}
+    return {**results, "targets": {**results["targets"], key: record}}
 
 
 def plots(results: dict, directory: str) -> list[str]:

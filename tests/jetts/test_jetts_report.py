@@ -57,7 +57,7 @@ def test_the_beam_target_line_says_whether_the_intervals_overlap():
             "judge-lm:compact/likert": {"top1": 20.0, "top1_ci": [6.7, 25.0]}}
     t = report.targets({"domains": {"arithmetic": {**ARITH, "beam": beam}}})
     v = t["prm_beats_orm_and_judges_in_beam"]
-    assert v["met"] and v["overlapping"] == ["ORM/score"]
+    assert v["met"] and v["overlapping"] == ["ORM/score"] and v["significant"] is False
     text = report.results_markdown({"domains": {}, "targets": t, "wall_s": 3.0, "machine": "m"})
     assert ("* PRM beats ORM and prompted judges in beam search: PRM 46.7 [30.00, 66.70] vs "
             "ORM/score 23.3 [10.00, 40.00], judge-lm:compact/likert 20.0 [6.70, 25.00]: **MET** "
@@ -67,4 +67,20 @@ def test_the_beam_target_line_says_whether_the_intervals_overlap():
     t = report.targets({"domains": {"arithmetic": {**ARITH, "beam": beam}}})
     text = report.results_markdown({"domains": {}, "targets": t, "wall_s": 3.0, "machine": "m"})
     assert "**MET**, every rival's 95 % interval below the PRM's\n" in text
+    assert t["prm_beats_orm_and_judges_in_beam"]["significant"] is True
+
+
+def test_publish_adds_significance_to_a_stored_beam_record_and_nothing_else():
+    stored = {"prm": 46.7, "overlapping": ["ORM/score"], "met": True}
+    results = {"tag": "x", "targets": {"prm_beats_orm_and_judges_in_beam": stored,
+                                       "position_bias_cancelled": {"met": False}}}
+    out = report.publish_results(results, {}, "w")
+    rec = out["targets"]["prm_beats_orm_and_judges_in_beam"]
+    assert rec == {"prm": 46.7, "overlapping": ["ORM/score"], "significant": False, "met": True}
+    assert list(rec)[-1] == "met" and out["targets"]["position_bias_cancelled"] == {"met": False}
+    assert "significant" not in stored and out["tag"] == "x"
+    # a record that has it, or a run without CIs, is published as stored
+    assert report.publish_results(out, {}, "w") is out
+    no_ci = {"targets": {"prm_beats_orm_and_judges_in_beam": {"prm": 1.0, "met": True}}}
+    assert report.publish_results(no_ci, {}, "w") is no_ci
 
