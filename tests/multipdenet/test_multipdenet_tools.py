@@ -58,7 +58,7 @@ def test_collection_renders_the_stored_table(tmp_path):
     assert folder == os.path.join(root, "collected_quick")
     stored = json.load(open(os.path.join(folder, "results.json")))
     config = json.load(open(os.path.join(folder, "config.json")))
-    assert config["machine"].endswith("CPU cores (cpu).")
+    assert config["machine"].endswith(f"with {common_report.cores_text()} (cpu).")
     config["machine"] = "Measured on M."
     assert results_tool.render(stored, config) == (
         "| system | model | RMSE | MAE | MNAD | HCT (time units) | horizon | HCT / best baseline HCT "
