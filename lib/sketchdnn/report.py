@@ -116,3 +116,41 @@ def render(results: dict, config: dict) -> str:
             f"{results['data']['num_train']} training sketches in "
             f"{results['data']['num_slots']} slots; measured on "
             f"{machine_text(results['machine'])} in {results['wall_s']:.0f} s.")
+
+
+RESULTS_FLAGS = {"seeds": ("list", [], "more workdirs of the same config, one per training "
+                           "seed: the block and the published targets are over all seeds")}
+
+
+def _seed_runs(workdir: str, more: list[str]) -> list[tuple[dict | None, dict]]:
+    from lib.sketchdnn import seeds            # seeds imports this module
+    return [seeds.load(w) for w in (workdir, *more)]
+
+
+def results_block(results: dict, config: dict, workdir: str, seeds: list[str]) -> str:
+    """`render` of the run, or with `seeds` the table over `workdir` and those
+    (`lib.sketchdnn.seeds.render`)."""
+    if not seeds:
+        return render(results, config)
+    from lib.sketchdnn import seeds as seeds_lib
+    return seeds_lib.render(_seed_runs(workdir, seeds), [workdir, *seeds])
+
+
+def publish_results(results: dict, config: dict, workdir: str, seeds: list[str]) -> dict:
+    """What `tools/results.py --publish` writes: the run's results, or with `seeds` the
+    claims over all seeds as target records (`lib.sketchdnn.seeds.targets`), the workdirs
+    joined and their training seeds. ValueError naming an unfinished seed workdir."""
+    if not seeds:
+        return results
+    from lib.sketchdnn import seeds as seeds_lib
+    loaded = _seed_runs(workdir, seeds)
+    for w, (r, _) in zip(seeds, loaded[1:]):
+        if r is None:
+            raise ValueError(f"{w}: no results.json; run experiments/sketchdnn/main.py there "
+                             "to the end")
+    seeds_lib.render(loaded, [workdir, *seeds])          # ValueError: configs differ
+    all_results = [r for r, _ in loaded]
+    return {"machine": results["machine"], "wall_s": sum(r["wall_s"] for r in all_results),
+            "merged": ", ".join(seeds),
+            "train_seeds": ", ".join(str(c["train"]["seed"]) for _, c in loaded),
+            "targets": seeds_lib.targets(seeds_lib.summarise(all_results))}

@@ -11,12 +11,21 @@ claim (the ablation does worse on FD and on the NLL bound) is MET when it is wor
 separated on both, MISSED when it is better and separated on either, TIED otherwise.
 A run's "nll" is its tightest bound; Gaussian-Softmax runs also carry the bound under each
 reverse parameterisation (`OPTIONAL`), tabulated beside it.
+
+`load` reads a seed workdir, `render` gives the README block of several, `targets` the
+claims as target records (what `tools/results.py --publish` writes).
 """
 from __future__ import annotations
 
+import json
+import os
+import re
+
 import numpy as np
 
-from lib.common.report import cell
+from lib.common import config as config_lib
+from lib.common.report import cell, machine_text, target
+from lib.sketchdnn import config_schema
 from lib.sketchdnn.report import BASELINES, GS, LABELS, PE, X0_LABELS
 
 # (column, how to read it from a run entry, lower is better)
@@ -93,9 +102,14 @@ def claims(summary: dict) -> dict:
     return out
 
 
+def _num(x: float) -> str:
+    """3 significant digits, but every integer digit of a number ≥ 1000 (bits per sketch)."""
+    return f"{x:.0f}" if abs(x) >= 1000 else cell(x)
+
+
 def _ms(stat) -> str:
     mean, std, _ = stat
-    return f"{cell(mean)} ± {cell(std)}"
+    return f"{_num(mean)} ± {_num(std)}"
 
 
 def curve_summary(all_results: list[dict]) -> dict:
@@ -124,21 +138,21 @@ def markdown(all_results: list[dict], seeds: list[int], label: str = "",
     s = summarise(all_results)
     ref = all_results[0]["reference"]
     both = any(k in st for st in s.values() for k in OPTIONAL)
+    extra = len(OPTIONAL) if both else 0
     lines = [
         ("| model | seeds | FD ↓ | precision ↑ | recall ↑ | NLL bound, bits/sketch ↓ | "
-         + ("by reverse x̂₀ logits: " + " / ".join(X0_LABELS.values()) + " | " if both else "")
+         + "".join(f"NLL, x̂₀ logits {X0_LABELS[k[4:]]} ↓ | " for k in OPTIONAL if both)
          + "dangling ends ↓ | closed profiles ↑ | type TV ↓ | count TV ↓ |"),
-        "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if both else ""),
+        "|---|---|---|---|---|---|---|---|---|---|" + "---|" * extra,
         (f"| held-out data (floor) | — | {cell(ref['fd'])} | {cell(ref['precision'])} | "
-         f"{cell(ref['recall'])} | — | " + ("— | " if both else "")
+         f"{cell(ref['recall'])} | — | " + "— | " * extra
          + f"{cell(ref['validity']['dangling_fraction'])} | "
          f"{cell(ref['validity']['closed_rate'])} | {cell(ref['type_tv'])} | "
          f"{cell(ref['count_tv'])} |")]
     for m, st in s.items():
         cells = [_ms(st[k]) for k in METRICS]
         if both:
-            cells.insert(4, " / ".join(_ms(st[k]) for k in OPTIONAL) if all(
-                k in st for k in OPTIONAL) else "—")
+            cells[4:4] = _bound_cells(st)
         lines.append(f"| {LABELS.get(m, m)}{label} | {st['fd'][2]} | " + " | ".join(cells)
                      + " |")
     c = claims(s)
@@ -159,10 +173,20 @@ def markdown(all_results: list[dict], seeds: list[int], label: str = "",
         lines += ["", curves]
     lines += ["", f"Seeds (train.seed) {', '.join(map(str, seeds))}; mean ± sample std over "
               "seeds; data, metric encoder and sampling keys shared."
-              + (" NLL bound: for Gaussian-Softmax the tighter of the bounds under the two "
-                 "reverse parameterisations of x̂₀'s logits (same weights, sketches and noise)."
-                 if both else "")]
+              + (" NLL bound: the model's bound, for Gaussian-Softmax the tighter of its "
+                 "bounds under the two reverse parameterisations of x̂₀'s logits (the "
+                 "columns beside it, the tighter in bold; same weights, sketches and noise; "
+                 "2·log p̂ is the official sampler's)." if both else "")]
     return "\n".join(lines)
+
+
+def _bound_cells(stats: dict) -> list[str]:
+    """The cells of the bounds under each x̂₀ parameterisation (`OPTIONAL`), the lowest mean
+    in bold; "—" for a model without them."""
+    if not all(k in stats for k in OPTIONAL):
+        return ["—"] * len(OPTIONAL)
+    best = min(OPTIONAL, key=lambda k: stats[k][0])
+    return [f"**{_ms(stats[k])}**" if k == best else _ms(stats[k]) for k in OPTIONAL]
 
 
 def curve_markdown(all_results: list[dict], curve_samples: int = 0) -> str:
@@ -185,3 +209,95 @@ def curve_markdown(all_results: list[dict], curve_samples: int = 0) -> str:
                     for x in steps]
             lines.append(f"| {LABELS.get(m, m)} | {name} | " + " | ".join(vals) + " |")
     return "\n".join(lines)
+
+
+def targets(summary: dict) -> dict:
+    """The claims over seeds as target records (`lib.common.report.target`), keyed as a
+    single run's (`lib.sketchdnn.report.targets`): "met" only for MET (a TIED claim is not
+    met), the verdict, the comparisons and each model's mean, std and seed count; None for a
+    claim whose models did not run."""
+    c, out = claims(summary), {}
+    for key, (metric, models) in {"fd_beats_baselines": ("fd", (GS, *BASELINES)),
+                                  "nll_beats_baselines": ("nll", (GS, *BASELINES)),
+                                  "pe_does_worse": (None, (GS, PE))}.items():
+        claim = c["pe" if metric is None else metric]
+        if claim["verdict"] == "not run":
+            out[key] = None
+            continue
+        shown = ("fd", "nll") if metric is None else (metric,)
+        stats = {m: {k: dict(zip(("mean", "std", "seeds"), summary[m][k])) for k in shown}
+                 for m in models}
+        bounds = {m: {k[4:]: summary[m][k][0] for k in OPTIONAL if k in summary[m]}
+                  for m in models if "nll" in shown and any(k in summary[m] for k in OPTIONAL)}
+        out[key] = target(claim["verdict"] == "MET", verdict=claim["verdict"],
+                          compared={k: v for k, v in claim.items() if k != "verdict"},
+                          stats=stats, **({"nll_by_x0_logits": bounds} if bounds else {}))
+    return out
+
+
+def _read(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def load(workdir: str) -> tuple[dict | None, dict]:
+    """(results.json or None when the run has not finished, config.json with keys recorded
+    under an old name read as their new one); FileNotFoundError naming a missing config."""
+    config = os.path.join(workdir, "config.json")
+    if not os.path.exists(config):
+        raise FileNotFoundError(f"{config} is missing: run experiments/sketchdnn/main.py "
+                                f"with --workdir={workdir} first")
+    results = os.path.join(workdir, "results.json")
+    config, _ = config_lib.rename_keys(_read(config), config_schema.RENAMED_KEYS)
+    return (_read(results) if os.path.exists(results) else None), config
+
+
+def _partial(workdir: str, config: dict) -> dict:
+    """The curves an unfinished run has recorded (models/<run>/curve.json)."""
+    runs = {}
+    for run in config["runs"]:
+        path = os.path.join(workdir, "models", run, "curve.json")
+        if os.path.exists(path):
+            curve = _read(path)
+            runs[run] = {"curve": [{"step": int(k), **curve[k]} for k in sorted(curve, key=int)]}
+    return {"runs": runs}
+
+
+def render(loaded: list[tuple[dict | None, dict]], workdirs: list[str]) -> str:
+    """The README block of the seed workdirs (`load` of each): `markdown` and the set-up, or
+    the curves so far when a seed has not finished. ValueError when the configs differ
+    outside the train block."""
+    configs = [c for _, c in loaded]
+    strip = [{k: v for k, v in c.items() if k != "train"} for c in configs]
+    if any(s != strip[0] for s in strip):
+        raise ValueError("the workdirs' configs differ outside the train block; "
+                         "vary only train.seed")
+    c, o = configs[0], configs[0]["optim"]
+    setup = (f"Config `{c['tag']}`: {c['train']['num_steps']} training steps per model "
+             f"(batch {o['batch_size']}, Adam {o['lr']:g} {o['schedule']}, clip "
+             f"{o['clip']:g}, EMA {o['ema_decay']:g}; CE mean over "
+             f"{c['loss']['ce_mean'].replace('_', ' ')}; x̂₀ logits "
+             f"{c['diffusion']['x0_logits']}), width {c['model']['width']}, depth "
+             f"{c['model']['depth']}")
+    if any(r is None for r, _ in loaded):
+        partial = [r if r is not None else _partial(w, cf)
+                   for (r, cf), w in zip(loaded, workdirs)]
+        done = sum(r is not None for r, _ in loaded)
+        curves = curve_markdown(partial, c["eval"].get("curve_samples", 0))
+        return (f"**Unfinished**: {done} of {len(loaded)} seeds reached the final evaluation; "
+                f"the curves recorded so far:\n\n{curves or '(none yet)'}\n\n{setup}; seeds "
+                f"(train.seed) {', '.join(str(cf['train']['seed']) for cf in configs)}.")
+    results = [r for r, _ in loaded]
+    table = markdown(results, [cf["train"]["seed"] for cf in configs],
+                     curve_samples=c["eval"].get("curve_samples", 0))
+    walls = " / ".join(f"{r['wall_s']:.0f}" for r in results)
+    loads = [re.search(r"load average [\d.]+ / ([\d.]+)", r["machine"]) for r in results]
+    machine = machine_text(results[0]["machine"])
+    if all(loads):
+        machine = (re.sub(r",? ?load average .*$", "", results[0]["machine"])
+                   + "; 15-min load average at each seed's end "
+                   + " / ".join(m.group(1) for m in loads))
+    return (f"{table}\n\n{setup}; {results[0]['budget']['num_samples']} samples per model "
+            f"({results[0]['budget']['sample_steps']} of T = "
+            f"{results[0]['budget']['diffusion_steps']} reverse steps); measured on "
+            f"{machine}; wall time per seed's run (encoder, models, evaluation) {walls} s.")

@@ -1,9 +1,10 @@
-"""tools/sketchdnn_seeds.py reads workdirs recorded before `optim.grad_clip` / `warmup_steps`
-were renamed `optim.clip` / `warmup` and renders them as it renders new ones."""
+"""The seed tables (tools/sketchdnn_seeds.py, lib/sketchdnn/seeds.py) read workdirs recorded
+before `optim.grad_clip` / `warmup_steps` were renamed `optim.clip` / `warmup` and render them
+as they render new ones."""
 import json
 import os
 
-from tools import sketchdnn_seeds   # defines its absl flags; parses nothing
+from lib.sketchdnn import seeds
 
 
 def _workdir(root, seed, optim):
@@ -24,6 +25,6 @@ def test_old_and_new_key_names_render_the_same(tmp_path):
     for name, optim in (("old", {"warmup_steps": 0, "grad_clip": 0.0}),
                         ("new", {"warmup": 0, "clip": 0.0})):
         dirs = [_workdir(str(tmp_path / name), s, optim) for s in (0, 1)]
-        texts.append(sketchdnn_seeds.render([sketchdnn_seeds._load(d) for d in dirs], dirs))
+        texts.append(seeds.render([seeds.load(d) for d in dirs], dirs))
     assert texts[0] == texts[1]
     assert "Adam 0.0001 constant, clip 0, EMA 0" in texts[0]
