@@ -3,7 +3,10 @@
 `DerivativeFilters2D` gives `(u_x, u_y, u_xx, u_yy)` of every channel of a periodic 2-D
 field from one 5×5 kernel per derivative order (`lib.multipdenet.stencils`), divided by
 h (first order) or h² (second order). The y-derivatives apply the same kernel to the
-transposed field, i.e. the transposed kernel to the field. `DerivativeFilters1D` gives
+transposed field, i.e. the transposed kernel to the field. With `laplacian=True` it gives
+`(u_x, u_y, ∇²u)` instead, the Laplacian from the one kernel `K₂ + K₂ᵀ`: the same sum as
+`u_xx + u_yy` (to float rounding) from half the taps of a learnable 5×5 family (25, not
+50), which is all the 2-D right-hand sides use. `DerivativeFilters1D` gives
 `(u_x, u_xxx)` for 1-D fields (KdV) from a 5-point and a 7-point stencil.
 
 Padding is periodic (`jnp.pad(mode='wrap')`). Two implementations of the same sums
@@ -42,6 +45,19 @@ class Derivatives2D(NamedTuple):
     y: Array
     xx: Array
     yy: Array
+
+    @property
+    def lap(self) -> Array:
+        """The Laplacian `xx + yy`."""
+        return self.xx + self.yy
+
+
+class GradLap2D(NamedTuple):
+    """First derivatives and the Laplacian of a 2-D field, each `(..., H, W, C)`."""
+
+    x: Array
+    y: Array
+    lap: Array
 
 
 class Derivatives1D(NamedTuple):
@@ -153,16 +169,20 @@ class DerivativeFilters2D(nn.Module):
         (1 + 1 parameters on the FD4 stencil's own taps).
       impl: "shifted" (sums of shifted windows over each kernel's support) or "conv" (the
         reference convolution); the same sums, equal to float rounding.
+      laplacian: return `GradLap2D` (the Laplacian from the kernel `K₂ + K₂ᵀ`) rather
+        than `Derivatives2D`; the same parameters.
     """
 
     h: float
     mode: str = "symmetric"
     layout: str = "sum_rules"
     impl: str = "shifted"
+    laplacian: bool = False
 
     @nn.compact
-    def __call__(self, u: Array) -> Derivatives2D:
-        """`u (..., H, W, C)` -> `Derivatives2D` of `(..., H, W, C)` arrays; needs H, W >= 5."""
+    def __call__(self, u: Array) -> Derivatives2D | GradLap2D:
+        """`u (..., H, W, C)` -> `Derivatives2D` (or `GradLap2D`) of `(..., H, W, C)` arrays;
+        needs H, W >= 5."""
         _check_mode(self.mode, self.impl)
         if min(u.shape[-3:-1]) < 5:
             raise ValueError(f"5×5 derivative filters need a grid of at least 5×5 cells; got {u.shape[-3:-1]}")
@@ -170,12 +190,17 @@ class DerivativeFilters2D(nn.Module):
         f2 = stencils.second_order_family(self.mode, self.layout)
         k1 = _kernel(self, "first_order", f1, u.dtype) / self.h
         k2 = _kernel(self, "second_order", f2, u.dtype) / self.h**2
-        kernels = jnp.stack([k1, k1.T, k2, k2.T], axis=-1)
+        s1, s2 = support(f1), support(f2)
+        if self.laplacian:
+            kernels = jnp.stack([k1, k1.T, k2 + k2.T], axis=-1)
+            taps, kind = np.stack([s1, s1.T, s2 | s2.T], -1), GradLap2D
+        else:
+            kernels = jnp.stack([k1, k1.T, k2, k2.T], axis=-1)
+            taps, kind = np.stack([s1, s1.T, s2, s2.T], -1), Derivatives2D
         if self.impl == "shifted":
-            s1, s2 = support(f1), support(f2)
-            return Derivatives2D(*shifted_stencils_2d(u, kernels, np.stack([s1, s1.T, s2, s2.T], -1)))
+            return kind(*shifted_stencils_2d(u, kernels, taps))
         out = apply_stencils_2d(u, kernels)
-        return Derivatives2D(*(out[..., n] for n in range(4)))
+        return kind(*(out[..., n] for n in range(kernels.shape[-1])))
 
 
 class DerivativeFilters1D(nn.Module):

@@ -279,7 +279,7 @@ def make_model(
     except TypeError as err:
         raise ValueError(f"coefficients {coefficients!r} do not fit {spec.rhs.__name__}: {err}") from err
     filters = (
-        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout, impl=stencil_impl)
+        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout, impl=stencil_impl, laplacian=True)
         if spec.spatial_dims == 2
         else DerivativeFilters1D(h=h, mode=filter_mode, impl=stencil_impl)
     )

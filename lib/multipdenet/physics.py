@@ -1,7 +1,8 @@
 """Physics Block right-hand sides on the coarse grid (notes §1.1, §1.3).
 
 Each function takes the state `u` and the derivatives `d` that the learnable filters took
-of the *corrected* state ũ = u + Corr(u). Following P2C2Net's `RCNN.rk` (notes §1.1), only
+of the *corrected* state ũ = u + Corr(u) (2-D: `Derivatives2D` or `GradLap2D`; the
+right-hand sides read `x`, `y` and the Laplacian `lap`). Following P2C2Net's `RCNN.rk` (notes §1.1), only
 derivatives use ũ; advecting velocities and reaction terms use the uncorrected u. Fields
 are channels-last, 2-D `(..., H, W, C)` with axis H = y and axis W = x, grid points at
 `(x, y) = (j, i) h` as in `lib.pde.spectral`. Coefficient names match the solvers in `lib/pde`.
@@ -21,12 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.multipdenet.filters import Derivatives1D, Derivatives2D
+from lib.multipdenet.filters import Derivatives1D, Derivatives2D, GradLap2D
 
 Array = jax.Array
 
 
-def burgers_rhs(u: Array, d: Derivatives2D, viscosity: float = 0.005) -> Array:
+def burgers_rhs(u: Array, d: Derivatives2D | GradLap2D, viscosity: float = 0.005) -> Array:
     """2-D viscous Burgers: `∂t u = ν ∇²ũ − (u ∂x + v ∂y) ũ`.
 
     Args:
@@ -36,12 +37,12 @@ def burgers_rhs(u: Array, d: Derivatives2D, viscosity: float = 0.005) -> Array:
     Returns:
       `(..., H, W, 2)`.
     """
-    return viscosity * (d.xx + d.yy) - (u[..., 0:1] * d.x + u[..., 1:2] * d.y)
+    return viscosity * d.lap - (u[..., 0:1] * d.x + u[..., 1:2] * d.y)
 
 
 def gray_scott_rhs(
     u: Array,
-    d: Derivatives2D,
+    d: Derivatives2D | GradLap2D,
     diffusivity_u: float = 2e-5,
     diffusivity_v: float = 1e-5,
     feed: float = 0.04,
@@ -57,7 +58,7 @@ def gray_scott_rhs(
       `(..., H, W, 2)`.
     """
     a, b = u[..., 0], u[..., 1]
-    lap = d.xx + d.yy
+    lap = d.lap
     reaction = a * b**2
     da = diffusivity_u * lap[..., 0] - reaction + feed * (1 - a)
     db = diffusivity_v * lap[..., 1] + reaction - (feed + kill) * b
@@ -153,7 +154,7 @@ def kolmogorov_forcing(u: Array, h: float, wavenumber: float = 4.0, scale: float
 
 def navier_stokes_rhs(
     u: Array,
-    d: Derivatives2D,
+    d: Derivatives2D | GradLap2D,
     h: float,
     viscosity: float = 1e-3,
     drag: float = 0.1,
@@ -181,4 +182,4 @@ def navier_stokes_rhs(
         raise ValueError(f"unknown pressure projection {projection!r}; allowed: {sorted(PROJECTIONS)}")
     f = kolmogorov_forcing(u, h, forcing_wavenumber, forcing_scale, drag)
     g = f - (u[..., 0:1] * d.x + u[..., 1:2] * d.y)
-    return PROJECTIONS[projection](g, h) + viscosity * (d.xx + d.yy)
+    return PROJECTIONS[projection](g, h) + viscosity * d.lap

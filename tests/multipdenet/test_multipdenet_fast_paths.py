@@ -123,3 +123,23 @@ def test_navier_stokes_rhs_projection_choice():
     _assert_same(fused, physics.navier_stokes_rhs(u, d, h, projection="composed"))
     with pytest.raises(ValueError, match="unknown pressure projection 'poisson'"):
         physics.navier_stokes_rhs(u, d, h, projection="poisson")
+
+
+@pytest.mark.parametrize("impl", filters.STENCIL_IMPLS)
+@pytest.mark.parametrize("mode, layout", [("symmetric", "sum_rules"), ("symmetric", "p2c2net"),
+                                          ("symmetric", "fd4_taps"), ("free", "sum_rules"),
+                                          ("frozen", "sum_rules")])
+def test_fused_laplacian_equals_xx_plus_yy_with_the_same_parameters(mode, layout, impl):
+    u = jax.random.normal(jax.random.key(0), (2, 12, 9, 2))
+    plain = DerivativeFilters2D(h=0.5, mode=mode, layout=layout, impl=impl)
+    fused = DerivativeFilters2D(h=0.5, mode=mode, layout=layout, impl=impl, laplacian=True)
+    params = plain.init(jax.random.key(0), u)
+    assert jax.tree_util.tree_structure(fused.init(jax.random.key(0), u)) == jax.tree_util.tree_structure(params)
+    if mode != "frozen":
+        params = _random_params(params, jax.random.key(1))
+    want, got = jax.jit(plain.apply)(params, u), jax.jit(fused.apply)(params, u)
+    assert isinstance(got, filters.GradLap2D)
+    _assert_same(got.x, want.x)
+    _assert_same(got.y, want.y)
+    _assert_same(got.lap, want.xx + want.yy)
+    _assert_same(want.lap, want.xx + want.yy)
