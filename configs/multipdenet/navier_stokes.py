@@ -42,6 +42,8 @@ Variants:
           4-5 taps per derivative instead of the learnable families' 20-25 (SPEED.md).
   front_64_dt8_pf_fd4  front_64_dt8_pf with learnable stencils on the FD4 taps only
           (`fd4_taps`: 1 parameter per derivative), so a micro step costs the frozen one's.
+  front_64_dt8_pf_fd4_m8, _m7  front_64_dt8_pf_fd4 with M = 8 (micro step 0.028, the 64²
+          FD4 + RK4 limit on the attractor) and M = 7 (0.032, past it).
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -53,7 +55,8 @@ from lib.common import config as config_lib
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
             "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
-            "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4")
+            "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4",
+            "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7")
 
 
 def get_config(arg=None):
@@ -108,4 +111,8 @@ def get_config(arg=None):
             "tag": "navier_stokes_front_64_dt8_pf_frozen", "model.filter_mode": "frozen"}),
         "front_64_dt8_pf_fd4": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4", "model.filter_layout": "fd4_taps"}),
+        "front_64_dt8_pf_fd4_m8": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8", "model.n_micro": 8}),
+        "front_64_dt8_pf_fd4_m7": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m7", "model.n_micro": 7}),
     }, arg, default="quick")
