@@ -239,6 +239,7 @@ def make_model(
     macro_net: Mapping[str, Any] | None = DEFAULT_NET,
     corrector_every: str = "stage",
     stencil_impl: str = "shifted",
+    fused_laplacian: bool = True,
 ) -> MultiPDENet:
     """MultiPDENet for one of `SYSTEMS`, with every setting checked before any compute.
 
@@ -256,6 +257,8 @@ def make_model(
         or None to drop that network.
       corrector_every: "stage", "micro" or "macro" (`CORRECTOR_EVERY`; see `MultiPDENet`).
       stencil_impl: "shifted" or "conv" (`filters.STENCIL_IMPLS`; equal to float rounding).
+      fused_laplacian: 2-D systems take the Laplacian from one kernel `K₂ + K₂ᵀ`
+        (`DerivativeFilters2D(laplacian=True)`); False: as `xx + yy` (equal to float rounding).
     """
     if system not in SYSTEMS:
         raise ValueError(f"system = {system!r}; allowed: {sorted(SYSTEMS)}")
@@ -279,7 +282,8 @@ def make_model(
     except TypeError as err:
         raise ValueError(f"coefficients {coefficients!r} do not fit {spec.rhs.__name__}: {err}") from err
     filters = (
-        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout, impl=stencil_impl, laplacian=True)
+        DerivativeFilters2D(h=h, mode=filter_mode, layout=filter_layout, impl=stencil_impl,
+                            laplacian=fused_laplacian)
         if spec.spatial_dims == 2
         else DerivativeFilters1D(h=h, mode=filter_mode, impl=stencil_impl)
     )

@@ -17,8 +17,9 @@ Configurations (untrained parameters: the cost does not depend on their values, 
 workdir or dataset is needed; only the config's metadata):
 
 - Physics Block (no networks, M RK4 micro steps of the learnable filters + Poisson block),
-  old path (`stencil_impl="conv"`, `projection="composed"`), the new path ("shifted",
-  "fused") and, at the coarse grid, each lever alone; at the coarse grid and at twice it.
+  old path (`stencil_impl="conv"`, `projection="composed"`, `fused_laplacian=False`), the
+  new path ("shifted", "fused", True) and, at the coarse grid, the new path with each lever
+  undone in turn; at the coarse grid and at twice it.
 - the full model with `corrector_every` = stage (the paper's), micro, macro; the model
   without the corrector (MiNN + MaNN only); and the full model on the old path.
 - the reference pseudo-spectral ETDRK4 solver (`lib.pde.navier_stokes` through
@@ -73,8 +74,8 @@ flags.DEFINE_integer("grid_factor", 2, "The second grid is this multiple of the 
                      "(Physics Block and spectral solver only; 1: coarse grid only).")
 FLAGS = flags.FLAGS
 
-PB_OLD = {"stencil_impl": "conv", "projection": "composed"}
-PB_NEW = {"stencil_impl": "shifted", "projection": "fused"}
+PB_OLD = {"stencil_impl": "conv", "projection": "composed", "fused_laplacian": False}
+PB_NEW = {"stencil_impl": "shifted", "projection": "fused", "fused_laplacian": True}
 
 
 def initial_velocity(n: int, length: float, batch: int, max_velocity: float) -> jax.Array:
@@ -86,8 +87,8 @@ def initial_velocity(n: int, length: float, batch: int, max_velocity: float) -> 
 
 
 def model_rollout(config, meta: dict, n: int, *, nets: bool, corrector: bool = True,
-                  corrector_every: str = "stage", stencil_impl: str, projection: str
-                  ) -> tuple[Callable, Any]:
+                  corrector_every: str = "stage", stencil_impl: str, projection: str,
+                  fused_laplacian: bool) -> tuple[Callable, Any]:
     """(`u0 -> frames`, params) of MultiPDENet on an n² grid with the config's networks."""
     m = config.model
     spec = (lambda kind: training.net_spec(kind, m)) if nets else (lambda kind: None)
@@ -98,7 +99,8 @@ def model_rollout(config, meta: dict, n: int, *, nets: bool, corrector: bool = T
         | {"projection": projection},
         filter_mode=m.filter_mode, filter_layout=m.filter_layout,
         corrector=spec(m.corrector) if corrector else None, micro_net=spec(m.micro_net),
-        macro_net=spec(m.macro_net), corrector_every=corrector_every, stencil_impl=stencil_impl)
+        macro_net=spec(m.macro_net), corrector_every=corrector_every, stencil_impl=stencil_impl,
+        fused_laplacian=fused_laplacian)
     u = initial_velocity(n, meta["length"], 1, meta["params"]["max_velocity"])
     params = model.init(jax.random.key(config.train.seed), u)  # eager: a jitted init compiles for minutes
     return (lambda p, u0: mpn.rollout(model, p, u0, FLAGS.macro_steps)), params
@@ -168,10 +170,13 @@ def benchmark() -> dict:
         add(f"physics_new_{n}", "physics", n, model_rollout(config, meta, n, nets=False, **PB_NEW),
             path="new", **PB_NEW)
         if n == coarse:
-            for impl, proj in (("shifted", "composed"), ("conv", "fused")):
-                add(f"physics_{impl}_{proj}_{n}", "physics", n,
-                    model_rollout(config, meta, n, nets=False, stencil_impl=impl, projection=proj),
-                    path="lever", stencil_impl=impl, projection=proj)
+            for impl, proj, lap in (("shifted", "composed", True), ("conv", "fused", True),
+                                    ("shifted", "fused", False)):
+                name = f"physics_{impl}_{proj}" + ("" if lap else "_xxyy")
+                add(f"{name}_{n}", "physics", n,
+                    model_rollout(config, meta, n, nets=False, stencil_impl=impl, projection=proj,
+                                  fused_laplacian=lap),
+                    path="lever", stencil_impl=impl, projection=proj, fused_laplacian=lap)
             for every in mpn.CORRECTOR_EVERY:
                 add(f"full_{every}_{n}", "full", n, model_rollout(
                     config, meta, n, nets=True, corrector_every=every, **PB_NEW),
@@ -216,10 +221,11 @@ def benchmark() -> dict:
 
 
 LABELS = {
-    "physics_old": "Physics Block, old path (conv stencils, 3 FFT pairs)",
-    "physics_new": "Physics Block, new path (shifted stencils, fused projection)",
-    "physics_shifted_composed": "Physics Block, shifted stencils only",
-    "physics_conv_fused": "Physics Block, fused projection only",
+    "physics_old": "Physics Block, old path (conv stencils, 3 FFT pairs, xx + yy)",
+    "physics_new": "Physics Block, new path (shifted stencils, fused projection, one Laplacian kernel)",
+    "physics_shifted_composed": "Physics Block, new path but 3 FFT pairs",
+    "physics_conv_fused": "Physics Block, new path but conv stencils",
+    "physics_shifted_fused_xxyy": "Physics Block, new path but xx + yy (two kernels)",
     "full_stage": "full model, corrector every RK stage (paper's)",
     "full_micro": "full model, corrector every micro step",
     "full_macro": "full model, corrector every macro step",
