@@ -26,6 +26,8 @@ Variants:
               trajectories each; the front tool's `--truth=heldout` takes all three (30 ICs).
   confirm     10 ICs of seed 6 in the held-out set-up, looked at once: they recheck the one
               model chosen on the held-out ICs (`--truth=confirm`).
+  confirm_7   10 ICs of seed 7, the same set-up, for the next model chosen on the held-out
+              ICs (`--truth=confirm_7`): each confirmation set is looked at once.
   stats       the statistics front's truth: seed 5, 2 test trajectories on the attractor,
               256² -> 128², 60 time units saved every 320 steps (0.56), for time-averaged
               energy spectra and vorticity PDFs over the last 50 units.
@@ -42,7 +44,7 @@ from lib.pde.data_config import spec_from_config
 
 VARIANTS = ("tiny", "quick", "paper", "paper_4pi", "quick_attractor", "front", "front_tiny",
             "front_train", "front_train_64", "heldout_2", "heldout_3", "heldout_4", "confirm",
-            "stats", "front_train_64_large")
+            "confirm_7", "stats", "front_train_64_large")
 # Time units after the random field (max speed 7) until the energy spectrum is stationary:
 # measured at 64² (3 ICs, 30 units), the spectrum averaged over 3 time units stays within
 # 20 % (relative L1) of its late-time mean from t = 14 on, and the rms speed settles at
@@ -82,6 +84,7 @@ def get_config(arg=None):
         **{f"heldout_{s}": (lambda s=s: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10,
                                                 chunk_frames=16, seed=s)) for s in HELDOUT_SEEDS},
         "confirm": lambda: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10, chunk_frames=16, seed=6),
+        "confirm_7": lambda: _config(256, 2, ATTRACTOR_WARMUP, 10.0, 32, 1, 10, chunk_frames=16, seed=7),
         "stats": lambda: _config(256, 2, ATTRACTOR_WARMUP, 60.0, 320, 1, 2, chunk_frames=4, seed=5),
         # Measured cost: 82 s of CPU per trajectory (11,980 steps at 256², a pair per batch on
         # one core: 0.0132 s per step of the pair, plus ~7 s of compilation per shard), so
