@@ -97,28 +97,28 @@ def test_a_papers_flag_reaches_its_block(tmp_path):
 
 
 def _declared(paper):
-    """(RESULTS_FLAGS literal, results_block's parameter names or None) of a report module,
-    read from its source."""
+    """(RESULTS_FLAGS literal, {hook name: its parameter names} for the module's
+    `results_block` and `publish_results`) of a report module, read from its source."""
     tree = ast.parse(open(os.path.join(ROOT, "lib", paper, "report.py")).read())
-    spec, params = {}, None
+    spec, hooks = {}, {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RESULTS_FLAGS"
                                                 for t in node.targets):
             spec = ast.literal_eval(node.value)
-        if isinstance(node, ast.FunctionDef) and node.name == "results_block":
-            params = [a.arg for a in node.args.args]
-    return spec, params
+        if isinstance(node, ast.FunctionDef) and node.name in ("results_block", "publish_results"):
+            hooks[node.name] = [a.arg for a in node.args.args]
+    return spec, hooks
 
 
 @pytest.mark.parametrize("paper", tool.papers())
-def test_declared_flags_match_the_block_function(paper):
-    spec, params = _declared(paper)
+def test_declared_flags_match_the_block_and_publish_functions(paper):
+    spec, hooks = _declared(paper)
     for name, (kind, _, help_) in spec.items():
         assert kind in tool.KINDS and help_, (name, kind)
     if spec:
-        assert params is not None, "RESULTS_FLAGS without a results_block"
-    if params is not None:
-        assert params == ["results", "config", "workdir", *spec]
+        assert "results_block" in hooks, "RESULTS_FLAGS without a results_block"
+    for hook, params in hooks.items():  # both get the paper's flags as keywords
+        assert params == ["results", "config", "workdir", *spec], hook
 
 
 def _published_run(tmp_path, **changes):
