@@ -44,6 +44,10 @@ Variants:
           (`fd4_taps`: 1 parameter per derivative), so a micro step costs the frozen one's.
   front_64_dt8_pf_fd4_m8, _m7  front_64_dt8_pf_fd4 with M = 8 (micro step 0.028, the 64²
           FD4 + RK4 limit on the attractor) and M = 7 (0.032, past it).
+  front_64_dt8_pf_fd4_m8_nonets  the ablation of front_64_dt8_pf_fd4_m8 without networks
+          (no corrector, MiNN or MaNN): the Physics Block with its 2 learnable stencil
+          parameters alone, i.e. a classical FD4 + RK4 step with trained stencils.
+  front_64_dt8_pf_fd4_m8_modes8  front_64_dt8_pf_fd4_m8 with 8 FNO modes (from 12).
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -56,7 +60,8 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
             "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
             "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4",
-            "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7")
+            "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
+            "front_64_dt8_pf_fd4_m8_modes8")
 
 
 def get_config(arg=None):
@@ -115,4 +120,9 @@ def get_config(arg=None):
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8", "model.n_micro": 8}),
         "front_64_dt8_pf_fd4_m7": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m7", "model.n_micro": 7}),
+        "front_64_dt8_pf_fd4_m8_nonets": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_nonets", "model.corrector": "none",
+            "model.micro_net": "none", "model.macro_net": "none"}),
+        "front_64_dt8_pf_fd4_m8_modes8": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_modes8", "model.fno_modes": 8}),
     }, arg, default="quick")
