@@ -12,11 +12,8 @@ Gaussian-Softmax the lower of the 2·log p̂ and Σ p̂·u parameterisations, bo
 from __future__ import annotations
 
 from lib.common.report import cell, machine_text, target, verdict
-
-GS, BASELINES, PE = "gaussian_softmax", ("onehot_gaussian", "d3pm"), "gaussian_softmax_pe"
-LABELS = {"gaussian_softmax": "Gaussian-Softmax (SketchDNN)",
-          "onehot_gaussian": "one-hot Gaussian labels", "d3pm": "D3PM labels",
-          "gaussian_softmax_pe": "Gaussian-Softmax + positional enc."}
+from lib.sketchdnn import seeds as seeds_lib
+from lib.sketchdnn.names import BASELINES, GS, LABELS, PE, X0_LABELS
 
 
 def targets(results: dict) -> dict:
@@ -45,9 +42,6 @@ def _met(t) -> str:
     if t is None:
         return "not run"
     return f"**{verdict(t)}** (one seed: not a ranking)"
-
-
-X0_LABELS = {"two_log_p": "2·log p̂", "embedding_mean": "Σ p̂·u"}
 
 
 def by_parameterisation(nll: dict) -> str:
@@ -123,8 +117,7 @@ RESULTS_FLAGS = {"seeds": ("list", [], "more workdirs of the same config, one pe
 
 
 def _seed_runs(workdir: str, more: list[str]) -> list[tuple[dict | None, dict]]:
-    from lib.sketchdnn import seeds            # seeds imports this module
-    return [seeds.load(w) for w in (workdir, *more)]
+    return [seeds_lib.load(w) for w in (workdir, *more)]
 
 
 def results_block(results: dict, config: dict, workdir: str, seeds: list[str]) -> str:
@@ -132,7 +125,6 @@ def results_block(results: dict, config: dict, workdir: str, seeds: list[str]) -
     (`lib.sketchdnn.seeds.render`)."""
     if not seeds:
         return render(results, config)
-    from lib.sketchdnn import seeds as seeds_lib
     return seeds_lib.render(_seed_runs(workdir, seeds), [workdir, *seeds])
 
 
@@ -142,7 +134,6 @@ def publish_results(results: dict, config: dict, workdir: str, seeds: list[str])
     joined and their training seeds. ValueError naming an unfinished seed workdir."""
     if not seeds:
         return results
-    from lib.sketchdnn import seeds as seeds_lib
     loaded = _seed_runs(workdir, seeds)
     for w, (r, _) in zip(seeds, loaded[1:]):
         if r is None:

@@ -26,7 +26,7 @@ import numpy as np
 from lib.common import config as config_lib
 from lib.common.report import cell, machine_text, target
 from lib.sketchdnn import config_schema
-from lib.sketchdnn.report import BASELINES, GS, LABELS, PE, X0_LABELS
+from lib.sketchdnn.names import BASELINES, GS, LABELS, PE, X0_LABELS
 
 # (column, how to read it from a run entry, lower is better)
 METRICS = {
