@@ -21,7 +21,8 @@ def front_figure(result: dict):
     fig, axes = plt.subplots(1, len(panels), figsize=(8.5 * len(panels), 5.5), squeeze=False)
     families = {f: (label, marker) for f, label, marker in classical.FAMILIES[result.get("system", "navier_stokes")]}
     learned = [p for p in result["points"] if p["family"] == "learned"]
-    styles = [(f"C{i % 10}", "*PDXhvp<>d"[i % 10]) for i in range(len(learned))]
+    # 10 colours × 12 markers: no two of the first 60 learned points look alike
+    styles = [(f"C{i % 10}", "*PDXhvp<>d^s"[i % 12]) for i in range(len(learned))]
     for ax, (key, front_key, ylabel) in zip(axes[0], panels):
         f = result[front_key]
         ax.plot([p["cost"] for p in f], [p[key] for p in f], "k-", lw=1.5, label="classical front")
