@@ -17,13 +17,12 @@ claims as target records (what `tools/results.py --publish` writes).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 
 import numpy as np
 
-from lib.common import config as config_lib
+from lib.common import config as config_lib, workdir as wd
 from lib.common.report import cell, machine_text, target
 from lib.sketchdnn import config_schema
 from lib.sketchdnn.names import BASELINES, GS, LABELS, PE, X0_LABELS
@@ -235,11 +234,6 @@ def targets(summary: dict) -> dict:
     return out
 
 
-def _read(path: str) -> dict:
-    with open(path) as f:
-        return json.load(f)
-
-
 def load(workdir: str) -> tuple[dict | None, dict]:
     """(results.json or None when the run has not finished, config.json with keys recorded
     under an old name read as their new one); FileNotFoundError naming a missing config."""
@@ -248,8 +242,8 @@ def load(workdir: str) -> tuple[dict | None, dict]:
         raise FileNotFoundError(f"{config} is missing: run experiments/sketchdnn/main.py "
                                 f"with --workdir={workdir} first")
     results = os.path.join(workdir, "results.json")
-    config, _ = config_lib.rename_keys(_read(config), config_schema.RENAMED_KEYS)
-    return (_read(results) if os.path.exists(results) else None), config
+    config, _ = config_lib.rename_keys(wd.read_json(config), config_schema.RENAMED_KEYS)
+    return (wd.read_json(results) if os.path.exists(results) else None), config
 
 
 def _partial(workdir: str, config: dict) -> dict:
@@ -258,9 +252,17 @@ def _partial(workdir: str, config: dict) -> dict:
     for run in config["runs"]:
         path = os.path.join(workdir, "models", run, "curve.json")
         if os.path.exists(path):
-            curve = _read(path)
+            curve = wd.read_json(path)
             runs[run] = {"curve": [{"step": int(k), **curve[k]} for k in sorted(curve, key=int)]}
     return {"runs": runs}
+
+
+def check_same_setup(configs: list[dict]) -> None:
+    """ValueError unless the seed workdirs' configs agree outside the train block."""
+    strip = [{k: v for k, v in c.items() if k != "train"} for c in configs]
+    if any(s != strip[0] for s in strip):
+        raise ValueError("the workdirs' configs differ outside the train block; "
+                         "vary only train.seed")
 
 
 def render(loaded: list[tuple[dict | None, dict]], workdirs: list[str]) -> str:
@@ -268,10 +270,7 @@ def render(loaded: list[tuple[dict | None, dict]], workdirs: list[str]) -> str:
     the curves so far when a seed has not finished. ValueError when the configs differ
     outside the train block."""
     configs = [c for _, c in loaded]
-    strip = [{k: v for k, v in c.items() if k != "train"} for c in configs]
-    if any(s != strip[0] for s in strip):
-        raise ValueError("the workdirs' configs differ outside the train block; "
-                         "vary only train.seed")
+    check_same_setup(configs)
     c, o = configs[0], configs[0]["optim"]
     setup = (f"Config `{c['tag']}`: {c['train']['num_steps']} training steps per model "
              f"(batch {o['batch_size']}, Adam {o['lr']:g} {o['schedule']}, clip "
