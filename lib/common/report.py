@@ -161,3 +161,9 @@ def cell(x, digits: int = 3, style: str = "g") -> str:
     if isinstance(x, bool):
         return "yes" if x else "no"
     return f"{x:.{digits}{style}}"
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    """A markdown table: a header row, the separator, and one row per list of cells (str())."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])

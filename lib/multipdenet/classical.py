@@ -15,6 +15,10 @@ Families (`FAMILIES[pde]`):
             Burgers: pseudo-spectral ETDRK4 (`lib.pde.burgers_spectral`).
   solver    Burgers: the dataset's own FD4 + RK4 solver (`lib.pde.burgers`).
   fd4_rk4   MultiPDENet's Physics Block without networks (frozen 4th-order stencils, RK4).
+  fd4_hv    Navier–Stokes: fd4_rk4 with a hyperviscosity tuned per grid and step: the ∂xx
+            stencil is FD4's plus θ·[1, −4, 6, −4, 1] (so ν∇² gains −ν₄∇⁴ terms with
+            ν₄ = −θ ν h², on the same taps), θ the best of a sweep on the ICs the models were
+            chosen on (`tools/bench/multipdenet_hyperviscosity.py` writes `HYPERVISCOSITY_FILE`).
   jax_cfd   Navier–Stokes: jax-cfd's pseudo-spectral Crank–Nicolson/RK4 IMEX (Carpenter–
             Kennedy low-storage RK4 for advection), an independent implementation; needs the
             `bench` extra (`available("jax_cfd")` says whether it is installed).
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from typing import Any, Mapping
 
 import jax
@@ -36,12 +41,14 @@ from lib.pde import burgers, burgers_spectral, navier_stokes
 # (family, label, marker) per system, in the front's order.
 FAMILIES = {
     "navier_stokes": (("spectral", "spectral ETDRK4", "o"), ("fd4_rk4", "FD4+RK4", "s"),
-                      ("jax_cfd", "jax-cfd CN/RK4", "^")),
+                      ("jax_cfd", "jax-cfd CN/RK4", "^"), ("fd4_hv", "FD4+RK4 hyperviscous", "D")),
     "burgers": (("solver", "FD4+RK4 solver", "o"), ("fd4_rk4", "FD4+RK4 Physics Block", "s"),
                 ("spectral", "spectral ETDRK4", "^")),
 }
 OPTIONAL = {"jax_cfd": ("jax_cfd", "bench")}   # family -> (module, setup.cfg extra)
 MARGIN = 0.95                                   # the step stays 5 % under the limit
+HYPERVISCOSITY_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                   "experiments", "multipdenet", "hyperviscosity.json")
 
 
 def available(family: str) -> bool:
@@ -91,13 +98,31 @@ def implied_bound(meta: Mapping[str, Any], family: str, n: int, steps: int) -> f
     return v0 * min(1.0, MARGIN * stable_dt(meta, family, n) * steps / meta["frame_dt"])
 
 
-def build(meta: Mapping[str, Any], family: str, n: int, steps: int) -> tuple:
-    """`(fn, params)` of `family` on an `n`² grid taking `steps` steps per truth frame."""
+def hyperviscosity(n: int, steps: int, path: str = HYPERVISCOSITY_FILE) -> float:
+    """The tuned θ of `fd4_hv` on an `n`² grid at `steps` steps per frame, from the tuning
+    file (`{"theta": {"<n>": {"<steps>": θ}}}`); ValueError naming the file when it has none."""
+    import json  # noqa: PLC0415
+    try:
+        with open(path) as f:
+            table = json.load(f)["theta"]
+        return float(table[str(n)][str(steps)])
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        raise ValueError(f"{path}: no tuned hyperviscosity for {n}² at {steps} steps per frame ({e!r}); "
+                         f"run tools/bench/multipdenet_hyperviscosity.py") from None
+
+
+def build(meta: Mapping[str, Any], family: str, n: int, steps: int, theta: float | None = None) -> tuple:
+    """`(fn, params)` of `family` on an `n`² grid taking `steps` steps per truth frame;
+    `theta` sets `fd4_hv`'s hyperviscosity (default: the tuned one, `hyperviscosity`)."""
     if not available(family):
         raise ValueError(missing_message(family))
+    if theta is not None and family != "fd4_hv":
+        raise ValueError(f"theta is a knob of the fd4_hv family, not of {family!r}")
     bound = implied_bound(meta, family, n, steps)
     if family == "fd4_rk4":
         return _fd4_rk4(meta, n, steps)
+    if family == "fd4_hv" and meta["pde"] == "navier_stokes":
+        return _fd4_rk4(meta, n, steps, hyperviscosity(n, steps) if theta is None else theta)
     if family == "jax_cfd":
         return _jax_cfd(meta, n, steps), {}
     if family == "spectral" and meta["pde"] == "burgers":
@@ -109,14 +134,23 @@ def build(meta: Mapping[str, Any], family: str, n: int, steps: int) -> tuple:
                      f"{', '.join(f for f, _, _ in FAMILIES[meta['pde']])}")
 
 
-def _fd4_rk4(meta: Mapping[str, Any], n: int, steps: int) -> tuple:
-    """The Physics Block without networks: FD4 stencils (+ spectral projection for NS) + RK4."""
+def _fd4_rk4(meta: Mapping[str, Any], n: int, steps: int, theta: float | None = None) -> tuple:
+    """The Physics Block without networks: FD4 stencils (+ spectral projection for NS) + RK4;
+    with `theta`, the ∂xx stencil is FD4's + θ·[1, −4, 6, −4, 1] (the `fd4_taps` layout with
+    its ∂x parameter at 0): the same taps, so the same cost."""
     model = mpn.make_model(
         meta["pde"], h=meta["length"] / n, macro_dt=meta["frame_dt"], n_micro=steps,
         coefficients=emulators.physics_coefficients(meta["pde"], meta["params"]),
-        filter_mode="frozen", corrector=None, micro_net=None, macro_net=None)
-    params = model.init(jax.random.key(0), jnp.zeros((1, n, n, 2)))
-    return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), params
+        filter_mode="frozen" if theta is None else "symmetric", filter_layout="fd4_taps",
+        corrector=None, micro_net=None, macro_net=None)
+    if theta is None:
+        return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), model.init(jax.random.key(0), jnp.zeros((1, n, n, 2)))
+    return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), hyperviscous_params(theta)
+
+
+def hyperviscous_params(theta: float) -> dict:
+    """The `fd4_taps` filter parameters of a hyperviscosity θ: ∂x FD4's, ∂xx FD4's + θ·[1, −4, 6, −4, 1]."""
+    return {"params": {"filters": {"first_order": jnp.zeros((1,)), "second_order": jnp.full((1,), theta)}}}
 
 
 def _spectral_burgers(meta: Mapping[str, Any], n: int, steps: int, bound: float):
