@@ -7,8 +7,10 @@ import pytest
 from tests.common import preemption_e2e as e2e
 
 MODULE = "experiments.cades.train"
+# n_cal = n_test: calibration and test sequences share their compiled shapes
 ARGV = [f"--config={e2e.ROOT}/configs/cades/cades.py:tiny",
-        "--config.parts=('multivariate',)", "--config.multivariate.models=('neural',)"]
+        "--config.parts=('multivariate',)", "--config.multivariate.models=('neural',)",
+        "--config.multivariate.n_cal=16"]
 
 pytestmark = pytest.mark.slow
 
