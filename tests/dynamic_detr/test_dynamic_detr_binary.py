@@ -5,8 +5,8 @@ writes the table, the plot and every stage's record; the same command again rest
 stage from its checkpoint without training and reproduces the rows. It runs with the in-graph
 matcher and `run.precompile` (fine-tune steps compiled ahead into `<workdir>/xla_cache`). (The wall-clock
 budget's stop, record and resume are tested in test_dynamic_detr_budget.py.) Subprocesses
-run with XLA's backend optimisation off (compiles dominate this test; the numbers computed
-are the same).
+run with XLA's backend optimisation off and its faster CPU emitters (`tests.fast_compile`:
+compiles dominate this test; the numbers computed are the same).
 """
 import json
 import math
@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tests.fast_compile import LEGACY_EMITTERS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # with the in-graph matcher and run.precompile: the fine-tune steps are compiled in a
@@ -26,7 +28,8 @@ MICRO = ["--config=configs/dynamic_detr/dynamic_detr.py:tiny", "--config.sparse.
 def _main(workdir):
     # a compilation cache shared by the two runs: the second loads what the first compiled
     cache = os.path.join(os.path.dirname(workdir), "xla_cache")
-    env = {**os.environ, "XLA_FLAGS": "--xla_backend_optimization_level=0", "JAX_PLATFORMS": "cpu",
+    env = {**os.environ, "XLA_FLAGS": f"--xla_backend_optimization_level=0 {LEGACY_EMITTERS}",
+           "JAX_PLATFORMS": "cpu",
            "PYTHONPATH": ROOT, "JAX_COMPILATION_CACHE_DIR": cache,
            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
