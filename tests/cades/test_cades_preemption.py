@@ -1,5 +1,5 @@
 """CADES under SIGTERM, end to end through its command line (tiny config, the neural TPP
-only, the multivariate part): a SIGTERM in the neural TPP's training or in the evaluation
+only, the multivariate part, no plots): a SIGTERM in the neural TPP's training or in the evaluation
 after it exits 0 with no results.json, and the same command then ends with the results of
 an uninterrupted run."""
 import pytest
@@ -10,7 +10,7 @@ MODULE = "experiments.cades.train"
 # n_cal = n_test: calibration and test sequences share their compiled shapes
 ARGV = [f"--config={e2e.ROOT}/configs/cades/cades.py:tiny",
         "--config.parts=('multivariate',)", "--config.multivariate.models=('neural',)",
-        "--config.multivariate.n_cal=16"]
+        "--config.multivariate.n_cal=16", "--config.eval.plots=False"]
 
 pytestmark = pytest.mark.slow
 
