@@ -1,5 +1,5 @@
 """cl_similarity under SIGTERM, end to end through its command line (tiny config, the SSL
-part): a SIGTERM in a SimCLR run's training or in its linear-probe evaluation exits 0 (it
+part, no plots): a SIGTERM in a SimCLR run's training or in its linear-probe evaluation exits 0 (it
 exited 1 through `SystemExit("preempted; ...")`) with neither results.json nor the run's
 run.json, and the same command then ends with the results of an uninterrupted run.
 
@@ -15,7 +15,7 @@ from tests.common import preemption_e2e as e2e
 
 MODULE = "experiments.cl_similarity.train"
 ARGV = [f"--config={e2e.ROOT}/configs/cl_similarity/cl_similarity.py:tiny",
-        "--config.parts=('ssl',)", "--config.train.log_every=4"]
+        "--config.parts=('ssl',)", "--config.train.log_every=4", "--config.eval.plots=False"]
 
 pytestmark = pytest.mark.slow
 
