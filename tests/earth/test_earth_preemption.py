@@ -1,5 +1,5 @@
 """EARTH under SIGTERM, end to end through its command line (tiny config with two cheap
-trained models, so that one model's training or evaluation is followed by another): a
+trained models and no plots, so that one model's training or evaluation is followed by another): a
 SIGTERM in the first model's training or in its evaluation exits 0 with no results.json and
 no predictions.npz, and the same command then ends with the results of an uninterrupted
 run."""
@@ -10,7 +10,8 @@ import pytest
 from tests.common import preemption_e2e as e2e
 
 MODULE = "experiments.earth.train"
-ARGV = [f"--config={e2e.ROOT}/configs/earth/earth.py:tiny", "--config.models=('linear_ar','gru')"]
+ARGV = [f"--config={e2e.ROOT}/configs/earth/earth.py:tiny", "--config.models=('linear_ar','gru')",
+        "--config.eval.plots=False"]
 
 pytestmark = pytest.mark.slow
 
