@@ -15,10 +15,13 @@ Families (`FAMILIES[pde]`):
             Burgers: pseudo-spectral ETDRK4 (`lib.pde.burgers_spectral`).
   solver    Burgers: the dataset's own FD4 + RK4 solver (`lib.pde.burgers`).
   fd4_rk4   MultiPDENet's Physics Block without networks (frozen 4th-order stencils, RK4).
-  fd4_hv    Navier–Stokes: fd4_rk4 with a hyperviscosity tuned per grid and step: the ∂xx
-            stencil is FD4's plus θ·[1, −4, 6, −4, 1] (so ν∇² gains −ν₄∇⁴ terms with
-            ν₄ = −θ ν h², on the same taps), θ the best of a sweep on the ICs the models were
-            chosen on (`tools/bench/multipdenet_hyperviscosity.py` writes `HYPERVISCOSITY_FILE`).
+  fd4_tuned Navier–Stokes: fd4_rk4 with its two stencil knobs tuned per grid and step, on the
+            same taps: a hyperviscosity, the ∂xx stencil FD4's + θ·[1, −4, 6, −4, 1] (ν∇² gains
+            −ν₄∂⁴ terms, ν₄ = −θ ν h²), and a dispersion correction, the ∂x stencil FD4's +
+            φ·[1, −2, 0, 2, −1] (a dispersion-relation-preserving stencil: its modified wavenumber
+            2(⅔ + 2φ) sin kh − 2(1/12 + φ) sin 2kh). θ, then φ at that θ, are the best of sweeps
+            on the ICs the models were chosen on (`tools/bench/multipdenet_front.py --tune_fd4`
+            writes `TUNING_FILE`).
   jax_cfd   Navier–Stokes: jax-cfd's pseudo-spectral Crank–Nicolson/RK4 IMEX (Carpenter–
             Kennedy low-storage RK4 for advection), an independent implementation; needs the
             `bench` extra (`available("jax_cfd")` says whether it is installed).
@@ -41,14 +44,14 @@ from lib.pde import burgers, burgers_spectral, navier_stokes
 # (family, label, marker) per system, in the front's order.
 FAMILIES = {
     "navier_stokes": (("spectral", "spectral ETDRK4", "o"), ("fd4_rk4", "FD4+RK4", "s"),
-                      ("jax_cfd", "jax-cfd CN/RK4", "^"), ("fd4_hv", "FD4+RK4 hyperviscous", "D")),
+                      ("jax_cfd", "jax-cfd CN/RK4", "^"), ("fd4_tuned", "FD4+RK4 tuned", "D")),
     "burgers": (("solver", "FD4+RK4 solver", "o"), ("fd4_rk4", "FD4+RK4 Physics Block", "s"),
                 ("spectral", "spectral ETDRK4", "^")),
 }
 OPTIONAL = {"jax_cfd": ("jax_cfd", "bench")}   # family -> (module, setup.cfg extra)
 MARGIN = 0.95                                   # the step stays 5 % under the limit
-HYPERVISCOSITY_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                   "experiments", "multipdenet", "hyperviscosity.json")
+TUNING_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "experiments", "multipdenet", "fd4_tuned.json")
 
 
 def available(family: str) -> bool:
@@ -98,31 +101,33 @@ def implied_bound(meta: Mapping[str, Any], family: str, n: int, steps: int) -> f
     return v0 * min(1.0, MARGIN * stable_dt(meta, family, n) * steps / meta["frame_dt"])
 
 
-def hyperviscosity(n: int, steps: int, path: str = HYPERVISCOSITY_FILE) -> float:
-    """The tuned θ of `fd4_hv` on an `n`² grid at `steps` steps per frame, from the tuning
-    file (`{"theta": {"<n>": {"<steps>": θ}}}`); ValueError naming the file when it has none."""
+def tuned_knobs(n: int, steps: int, path: str = TUNING_FILE) -> tuple[float, float]:
+    """`fd4_tuned`'s (θ, φ) on an `n`² grid at `steps` steps per frame, from the tuning file
+    (`{"theta": {"<n>": {"<steps>": θ}}, "dispersion": {...: φ}}`); ValueError naming the
+    file when it has none."""
     import json  # noqa: PLC0415
     try:
         with open(path) as f:
-            table = json.load(f)["theta"]
-        return float(table[str(n)][str(steps)])
+            tables = json.load(f)
+        return tuple(float(tables[k][str(n)][str(steps)]) for k in ("theta", "dispersion"))
     except (OSError, KeyError, ValueError, TypeError) as e:
-        raise ValueError(f"{path}: no tuned hyperviscosity for {n}² at {steps} steps per frame ({e!r}); "
-                         f"run tools/bench/multipdenet_hyperviscosity.py") from None
+        raise ValueError(f"{path}: no tuned stencil for {n}² at {steps} steps per frame ({e!r}); "
+                         f"run tools/bench/multipdenet_front.py --tune_fd4") from None
 
 
-def build(meta: Mapping[str, Any], family: str, n: int, steps: int, theta: float | None = None) -> tuple:
+def build(meta: Mapping[str, Any], family: str, n: int, steps: int,
+          knobs: tuple[float, float] | None = None) -> tuple:
     """`(fn, params)` of `family` on an `n`² grid taking `steps` steps per truth frame;
-    `theta` sets `fd4_hv`'s hyperviscosity (default: the tuned one, `hyperviscosity`)."""
+    `knobs` = (θ, φ) sets `fd4_tuned`'s stencils (default: the tuned ones, `tuned_knobs`)."""
     if not available(family):
         raise ValueError(missing_message(family))
-    if theta is not None and family != "fd4_hv":
-        raise ValueError(f"theta is a knob of the fd4_hv family, not of {family!r}")
+    if knobs is not None and family != "fd4_tuned":
+        raise ValueError(f"knobs are the fd4_tuned family's, not {family!r}'s")
     bound = implied_bound(meta, family, n, steps)
     if family == "fd4_rk4":
         return _fd4_rk4(meta, n, steps)
-    if family == "fd4_hv" and meta["pde"] == "navier_stokes":
-        return _fd4_rk4(meta, n, steps, hyperviscosity(n, steps) if theta is None else theta)
+    if family == "fd4_tuned" and meta["pde"] == "navier_stokes":
+        return _fd4_rk4(meta, n, steps, tuned_knobs(n, steps) if knobs is None else knobs)
     if family == "jax_cfd":
         return _jax_cfd(meta, n, steps), {}
     if family == "spectral" and meta["pde"] == "burgers":
@@ -134,23 +139,23 @@ def build(meta: Mapping[str, Any], family: str, n: int, steps: int, theta: float
                      f"{', '.join(f for f, _, _ in FAMILIES[meta['pde']])}")
 
 
-def _fd4_rk4(meta: Mapping[str, Any], n: int, steps: int, theta: float | None = None) -> tuple:
+def _fd4_rk4(meta: Mapping[str, Any], n: int, steps: int, knobs: tuple[float, float] | None = None) -> tuple:
     """The Physics Block without networks: FD4 stencils (+ spectral projection for NS) + RK4;
-    with `theta`, the ∂xx stencil is FD4's + θ·[1, −4, 6, −4, 1] (the `fd4_taps` layout with
-    its ∂x parameter at 0): the same taps, so the same cost."""
+    with `knobs` (θ, φ), the `fd4_taps` stencils at those parameters (`stencil_params`): the
+    same taps, so the same cost."""
     model = mpn.make_model(
         meta["pde"], h=meta["length"] / n, macro_dt=meta["frame_dt"], n_micro=steps,
         coefficients=emulators.physics_coefficients(meta["pde"], meta["params"]),
-        filter_mode="frozen" if theta is None else "symmetric", filter_layout="fd4_taps",
+        filter_mode="frozen" if knobs is None else "symmetric", filter_layout="fd4_taps",
         corrector=None, micro_net=None, macro_net=None)
-    if theta is None:
+    if knobs is None:
         return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), model.init(jax.random.key(0), jnp.zeros((1, n, n, 2)))
-    return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), hyperviscous_params(theta)
+    return (lambda p, u0, k: mpn.rollout(model, p, u0, k)), stencil_params(*knobs)
 
 
-def hyperviscous_params(theta: float) -> dict:
-    """The `fd4_taps` filter parameters of a hyperviscosity θ: ∂x FD4's, ∂xx FD4's + θ·[1, −4, 6, −4, 1]."""
-    return {"params": {"filters": {"first_order": jnp.zeros((1,)), "second_order": jnp.full((1,), theta)}}}
+def stencil_params(theta: float, dispersion: float = 0.0) -> dict:
+    """The `fd4_taps` filter parameters: ∂xx FD4's + θ·[1, −4, 6, −4, 1], ∂x FD4's + φ·[1, −2, 0, 2, −1]."""
+    return {"params": {"filters": {"first_order": jnp.full((1,), dispersion), "second_order": jnp.full((1,), theta)}}}
 
 
 def _spectral_burgers(meta: Mapping[str, Any], n: int, steps: int, bound: float):

@@ -102,13 +102,16 @@ flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS); 
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
                     "`<!-- results:front:begin/end -->` block (Burgers: front_burgers; "
                     "lib.common.report.splice).")
-flags.DEFINE_bool("tune_hyperviscosity", False, "Tune the fd4_hv family's θ per --grids and step on "
-                  "--truth (default front: the ICs the models were chosen on; held-out and confirm "
-                  "truths are refused) over --thetas, and write --hv_out (JSON and .md); no timing.")
-flags.DEFINE_list("thetas", ["0", "-0.125", "-0.25", "-0.375", "-0.5", "-0.75", "-1", "-1.5", "-2"],
-                  "With --tune_hyperviscosity: the θ swept (∂xx stencil FD4's + θ·[1, −4, 6, −4, 1]).")
-flags.DEFINE_string("hv_out", None, "With --tune_hyperviscosity: the tuning file (default "
-                    "lib.multipdenet.classical.HYPERVISCOSITY_FILE, which the fd4_hv family reads).")
+flags.DEFINE_bool("tune_fd4", False, "Tune the fd4_tuned family's stencil knobs per --grids and step "
+                  "on --truth (default front: the ICs the models were chosen on; held-out and confirm "
+                  "truths are refused): θ over --thetas, then φ over --dispersions; writes --tuning_out "
+                  "(JSON and .md); no timing.")
+flags.DEFINE_list("thetas", ["0", "-0.25", "-0.5", "-0.75", "-1", "-1.5", "-2", "-3", "-4", "-6"],
+                  "With --tune_fd4: the hyperviscosities θ swept (∂xx stencil FD4's + θ·[1, −4, 6, −4, 1]).")
+flags.DEFINE_list("dispersions", ["0", "0.01", "0.02", "0.03", "0.04", "0.06"],
+                  "With --tune_fd4: the dispersion corrections φ swept (∂x stencil FD4's + φ·[1, −2, 0, 2, −1]).")
+flags.DEFINE_string("tuning_out", None, "With --tune_fd4: the tuning file (default "
+                    "lib.multipdenet.classical.TUNING_FILE, which the fd4_tuned family reads).")
 FLAGS = flags.FLAGS
 THRESHOLD = 0.8
 DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3, 4, 6, 10), "burgers": (1, 1.5, 2)}
@@ -147,8 +150,8 @@ def point_name(label: str, n: int, steps: int, default: int) -> str:
 
 def classical_specs(meta: dict, families, grids, factors, tuned: bool = True) -> list[dict]:
     """Every family × grid × distinct step of the sweep, named, without accuracy or cost.
-    `fd4_hv` points carry their tuned `theta`; one line names each point it has none for
-    (`tuned=False`: no theta, for the tuning sweep itself)."""
+    `fd4_tuned` points carry their tuned `knobs` (θ, φ); one line names each point it has none
+    for (`tuned=False`: no knobs, for the tuning sweep itself)."""
     specs = []
     for n in grids:
         for family, label, _ in families:
@@ -156,9 +159,9 @@ def classical_specs(meta: dict, families, grids, factors, tuned: bool = True) ->
             for steps in sorted({classical.steps_for(meta, family, n, f) for f in factors}, reverse=True):
                 spec = {"name": point_name(label, n, steps, default), "family": family, "grid": n,
                         "steps_per_frame": steps, "dt": meta["frame_dt"] / steps, "dt_factor": default / steps}
-                if family == "fd4_hv" and tuned:
+                if family == "fd4_tuned" and tuned:
                     try:
-                        spec["theta"] = classical.hyperviscosity(n, steps)
+                        spec["knobs"] = list(classical.tuned_knobs(n, steps))
                     except ValueError as e:
                         print(f"{spec['name']} skipped: {e}", flush=True)
                         continue
@@ -166,19 +169,22 @@ def classical_specs(meta: dict, families, grids, factors, tuned: bool = True) ->
     return specs
 
 
-def family_tag(family: str, theta: float | None) -> str:
-    """A classical family's name in cache files: `fd4_hv@<θ>` for a hyperviscosity θ."""
-    return family if theta is None else f"{family}@{theta:+.4f}"
+def family_tag(family: str, knobs=None) -> str:
+    """A classical family's name in cache files: `fd4_tuned@<θ>` (φ = 0) or `@<θ>@<φ>`."""
+    if knobs is None:
+        return family
+    theta, phi = knobs
+    return f"{family}@{theta:+.4f}" + (f"@{phi:+.4f}" if phi else "")
 
 
-def parse_family_tag(tag: str) -> tuple[str, float | None]:
-    family, _, theta = tag.partition("@")
-    return family, float(theta) if theta else None
+def parse_family_tag(tag: str) -> tuple[str, list[float] | None]:
+    family, *knobs = tag.split("@")
+    return family, ([float(knobs[0]), float(knobs[1]) if len(knobs) > 1 else 0.0] if knobs else None)
 
 
-def cache_file(cache: str, dataset: str, spec: dict, theta: float | None = None) -> str:
-    """Where a classical point's accuracy on one dataset is cached (fd4_hv: per theta)."""
-    tag = family_tag(spec["family"], spec.get("theta") if theta is None else theta)
+def cache_file(cache: str, dataset: str, spec: dict, knobs=None) -> str:
+    """Where a classical point's accuracy on one dataset is cached (fd4_tuned: per knobs)."""
+    tag = family_tag(spec["family"], spec.get("knobs") if knobs is None else knobs)
     return os.path.join(cache, os.path.basename(dataset), f"{tag}_{spec['grid']}_{spec['steps_per_frame']}.json")
 
 
@@ -189,32 +195,42 @@ def cached(file: str, compute) -> dict:
     return wd.read_json(file)
 
 
-def tune_hyperviscosity(meta: dict, parts, specs: list[dict], thetas: list[float], cache: str,
-                        accuracy) -> dict:
-    """`fd4_hv`'s θ per grid and step: of `thetas`, the one with the highest mean HCT over
-    `parts`' ICs among those with no non-finite IC (all blow up: the highest HCT); ties go
-    to the smaller |θ|. Returns the tuning file's contents."""
-    thetas = sorted(thetas, key=abs)
-    table, scores = {}, {}
+def _best(rows: list[dict]) -> dict:
+    """The row with the highest mean HCT among those with no non-finite IC (all blow up: the
+    highest HCT); the first of ties, so rows sorted by |knob| prefer the smaller."""
+    return max([r for r in rows if r["nonfinite_ics"] == 0] or rows, key=lambda r: r["hct"])
+
+
+def tune_fd4(meta: dict, parts, specs: list[dict], thetas: list[float], dispersions: list[float],
+             cache: str, accuracy) -> dict:
+    """`fd4_tuned`'s knobs per grid and step, by coordinate search on `parts`' ICs: θ over
+    `thetas` at φ = 0, then φ over `dispersions` at that θ (`_best` each). Returns the tuning
+    file's contents: the chosen tables and every sweep's HCTs."""
+    thetas, dispersions = sorted(thetas, key=abs), sorted(dispersions, key=abs)
+    tables, sweeps = {"theta": {}, "dispersion": {}}, {}
     for spec in specs:
-        n, steps = spec["grid"], spec["steps_per_frame"]
-        fn, _ = classical.build(meta, "fd4_hv", n, steps, theta=0.0)
-        truths = {path: front.resample(test, n) for path, test in parts}
-        rows = []
-        for theta in thetas:
-            params = classical.hyperviscous_params(theta)
-            recs = [cached(cache_file(cache, path, spec, theta), lambda: accuracy(fn, params, truths[path]))
-                    for path, _ in parts]
-            rec = front.merge_accuracies(recs)
-            rows.append({"theta": theta, "hct": rec["hct"], "nonfinite_ics": rec["nonfinite_ics"]})
-        finite = [r for r in rows if r["nonfinite_ics"] == 0] or rows
-        best = max(finite, key=lambda r: r["hct"])            # max keeps the first of ties: smallest |θ|
-        table.setdefault(str(n), {})[str(steps)] = best["theta"]
-        scores.setdefault(str(n), {})[str(steps)] = rows
-        print(f"{spec['name']}: θ = {best['theta']:+g} (HCT {best['hct']:.3g}; θ = 0: {rows[0]['hct']:.3g})",
-              flush=True)
-    return {"theta": table, "sweep": scores, "thetas": thetas, "dataset": [p for p, _ in parts],
-            "n_ics": int(sum(len(t) for _, t in parts)), "threshold": THRESHOLD}
+        n, steps = str(spec["grid"]), str(spec["steps_per_frame"])
+        fn, _ = classical.build(meta, "fd4_tuned", spec["grid"], spec["steps_per_frame"], knobs=(0.0, 0.0))
+        truths = {path: front.resample(test, spec["grid"]) for path, test in parts}
+
+        def score(theta, phi):
+            params = classical.stencil_params(theta, phi)
+            rec = front.merge_accuracies([cached(cache_file(cache, path, spec, (theta, phi)),
+                                                 lambda path=path: accuracy(fn, params, truths[path]))
+                                          for path, _ in parts])
+            return {"theta": theta, "dispersion": phi, "hct": rec["hct"], "nonfinite_ics": rec["nonfinite_ics"]}
+
+        rows = [score(t, 0.0) for t in thetas]
+        theta = _best(rows)["theta"]
+        rows_phi = [score(theta, d) for d in dispersions]
+        best = _best(rows_phi)
+        tables["theta"].setdefault(n, {})[steps] = theta
+        tables["dispersion"].setdefault(n, {})[steps] = best["dispersion"]
+        sweeps.setdefault(n, {})[steps] = {"theta": rows, "dispersion": rows_phi}
+        print(f"{spec['name']}: θ = {theta:+g}, φ = {best['dispersion']:+g} (HCT {best['hct']:.3g}; "
+              f"FD4: {rows[0]['hct']:.3g})", flush=True)
+    return {**tables, "sweep": sweeps, "thetas": thetas, "dispersions": dispersions,
+            "dataset": [p for p, _ in parts], "n_ics": int(sum(len(t) for _, t in parts)), "threshold": THRESHOLD}
 
 
 def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy):
@@ -226,7 +242,7 @@ def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy)
         family, n, steps = spec["family"], spec["grid"], spec["steps_per_frame"]
         if trunc.get("grid") != n:
             trunc = {"grid": n}        # the parts' truths at one grid at a time
-        fn, params = classical.build(meta, family, n, steps, theta=spec.get("theta"))
+        fn, params = classical.build(meta, family, n, steps, knobs=spec.get("knobs"))
         records, how = [], "cached"
         for path, test in parts:
             file = cache_file(cache, path, spec)
@@ -245,21 +261,24 @@ def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy)
 
 def publish_tuning(tuning: dict, out: str) -> None:
     """Write the tuning file `out` and its markdown table beside it (`.md`), and print it."""
+    sweep_cell = lambda rows, k: " · ".join(  # noqa: E731
+        f"{r[k]:+g}: {r['hct']:.3g}" + (f" ({r['nonfinite_ics']} non-finite)" if r["nonfinite_ics"] else "")
+        for r in rows)
     rows = []
     for n, by_steps in tuning["sweep"].items():
         for steps, sweep in by_steps.items():
-            best = tuning["theta"][n][steps]
-            at = {r["theta"]: r for r in sweep}
-            rows.append([f"{n}²", steps, f"{best:+g}", f"{at[best]['hct']:.3g}", f"{at[0.0]['hct']:.3g}",
-                         " · ".join(f"{r['theta']:+g}: {r['hct']:.3g}" + (f" ({r['nonfinite_ics']} non-finite)"
-                                    if r["nonfinite_ics"] else "") for r in sweep)])
-    md = (f"fd4_hv's hyperviscosity θ per grid and step, tuned on `{tuning['truth']}` "
-          f"({tuning['n_ics']} ICs; mean vorticity HCT at threshold {tuning['threshold']}):\n\n"
-          + report.markdown_table(["grid", "steps per frame", "θ chosen", "HCT at θ", "HCT at θ = 0",
-                                   "HCT per θ"], rows) + "\n")
+            theta, phi = tuning["theta"][n][steps], tuning["dispersion"][n][steps]
+            best = next(r for r in sweep["dispersion"] if r["dispersion"] == phi)
+            rows.append([f"{n}²", steps, f"{theta:+g}", f"{phi:+g}", f"{best['hct']:.3g}",
+                         f"{sweep['theta'][0]['hct']:.3g}", sweep_cell(sweep["theta"], "theta"),
+                         sweep_cell(sweep["dispersion"], "dispersion")])
+    md = (f"fd4_tuned's stencil knobs per grid and step (θ hyperviscosity, then φ dispersion at that θ), "
+          f"tuned on `{tuning['truth']}` ({tuning['n_ics']} ICs; mean vorticity HCT at threshold "
+          f"{tuning['threshold']}):\n\n"
+          + report.markdown_table(["grid", "steps per frame", "θ", "φ", "HCT at (θ, φ)", "HCT of FD4",
+                                   "HCT per θ (φ = 0)", "HCT per φ (at θ)"], rows) + "\n")
     wd.write_json_atomic(out, tuning)
-    with open(os.path.splitext(out)[0] + ".md", "w") as f:
-        f.write(md)
+    wd.write_text_atomic(os.path.splitext(out)[0] + ".md", md)
     print(md)
 
 
@@ -475,7 +494,7 @@ def stats_front(result: dict | None, out: str) -> dict | None:
                 spec_from_config(config_lib.load_config(c))))
             folder = os.path.join(FLAGS.cache, os.path.basename(held))
             names |= set(os.listdir(folder)) if os.path.isdir(folder) else set()
-        points = [dict(zip(("family", "theta", "grid", "steps_per_frame"), (*parse_family_tag(f), int(n), int(k))),
+        points = [dict(zip(("family", "knobs", "grid", "steps_per_frame"), (*parse_family_tag(f), int(n), int(k))),
                        name=name)
                   for name in sorted(names) if not name.startswith("stats_")
                   for f, n, k in [os.path.splitext(name)[0].rsplit("_", 2)]]
@@ -501,7 +520,7 @@ def stats_front(result: dict | None, out: str) -> dict | None:
         learned_point = p["family"] == "learned"
         file = os.path.join(folder, f"stats_{os.path.basename(os.path.normpath(p['workdir']))}.json"
                             if learned_point else
-                            f"stats_{family_tag(p['family'], p.get('theta'))}_{p['grid']}_{p['steps_per_frame']}.json")
+                            f"stats_{family_tag(p['family'], p.get('knobs'))}_{p['grid']}_{p['steps_per_frame']}.json")
         t0 = time.perf_counter()
         if not os.path.exists(file):
             every = 1
@@ -509,7 +528,7 @@ def stats_front(result: dict | None, out: str) -> dict | None:
                 fn, params, n, _, every = learned(p["workdir"], meta, FLAGS.data_root)
             else:
                 fn, params = classical.build(meta, p["family"], p["grid"], p["steps_per_frame"] * round(ratio),
-                                             theta=p.get("theta"))
+                                             knobs=p.get("knobs"))
                 n = p["grid"]
             st = stats_lib.long_run(fn, params, front.resample(test[:, 0], n), n_frames, start, length, every)
             wd.write_json_atomic(file, dict(st, grid=n))
@@ -600,14 +619,14 @@ def main(_):
             [1.0] if tiny else list(DEFAULT_FACTORS[FLAGS.system]))
         if any(not f >= 1 for f in factors):
             raise ValueError(f"--dt_factors={','.join(FLAGS.dt_factors)}: each must be >= 1")
-        if FLAGS.tune_hyperviscosity:
+        if FLAGS.tune_fd4:
             if burgers or tiny:
-                raise ValueError("--tune_hyperviscosity is for --system=navier_stokes, --variant=full")
+                raise ValueError("--tune_fd4 is for --system=navier_stokes, --variant=full")
             held = [t for t in (FLAGS.truth or "front").split(",") if t.startswith(("heldout", "confirm"))]
             if held:
                 raise ValueError(f"--truth={FLAGS.truth}: {held[0]} holds test ICs; tune on the ICs models "
                                  "were chosen on (front)")
-            thetas = [float(t) for t in FLAGS.thetas]
+            thetas, dispersions = [float(t) for t in FLAGS.thetas], [float(d) for d in FLAGS.dispersions]
     except ValueError as e:
         sys.exit(str(e))  # one line, before any compute
     out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
@@ -629,17 +648,17 @@ def main(_):
     except (ValueError, RuntimeError) as e:
         sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
     grids = [int(g) for g in FLAGS.grids] if FLAGS.grids else list(spec["tiny_grids" if tiny else "grids"])
-    truth = FLAGS.truth or ("front" if FLAGS.tune_hyperviscosity else None)
+    truth = FLAGS.truth or ("front" if FLAGS.tune_fd4 else None)
     meta, parts = load_truth(truth_configs(FLAGS.system, tiny, truth), FLAGS.data_root)
     paths, test = [p for p, _ in parts], np.concatenate([t for _, t in parts])
     n_ics = len(test)
     accuracy = lambda fn, params, truth, every=1: front.rollout_accuracy(  # noqa: E731
         fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], THRESHOLD, every)
-    if FLAGS.tune_hyperviscosity:
-        hv = [f for f in classical.FAMILIES[FLAGS.system] if f[0] == "fd4_hv"]
-        tuning = tune_hyperviscosity(meta, parts, classical_specs(meta, hv, grids, factors, tuned=False),
-                                     thetas, FLAGS.cache, accuracy)
-        return publish_tuning(tuning | {"truth": truth}, FLAGS.hv_out or classical.HYPERVISCOSITY_FILE)
+    if FLAGS.tune_fd4:
+        fam = [f for f in classical.FAMILIES[FLAGS.system] if f[0] == "fd4_tuned"]
+        tuning = tune_fd4(meta, parts, classical_specs(meta, fam, grids, factors, tuned=False),
+                          thetas, dispersions, FLAGS.cache, accuracy)
+        return publish_tuning(tuning | {"truth": truth}, FLAGS.tuning_out or classical.TUNING_FILE)
     specs = classical_specs(meta, families, grids, factors)
     costs = None
     if FLAGS.costs_from and not FLAGS.accuracy_only:
