@@ -62,13 +62,3 @@ def test_a_subprocess_loads_what_the_test_process_compiled(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [str(jax.device_count()), repr(here)]
     assert probe() == before
-
-
-def test_the_harness_subprocess_environment_keeps_only_the_legacy_emitters(monkeypatch):
-    from tests.common import harness_utils as hu
-
-    monkeypatch.setenv("XLA_FLAGS", f"--xla_dump_to=/nowhere {LEGACY_EMITTERS}")
-    env = hu.clean_env(EXTRA="1")
-    assert env["XLA_FLAGS"] == LEGACY_EMITTERS and env["EXTRA"] == "1"
-    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/nowhere")
-    assert "XLA_FLAGS" not in hu.clean_env()

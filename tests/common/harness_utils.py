@@ -10,8 +10,6 @@ import time
 
 import numpy as np
 
-from tests.fast_compile import LEGACY_EMITTERS
-
 APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regression_app.py")
 
 
@@ -20,11 +18,7 @@ def app_cmd(workdir: str, variant: str = "tiny", *extra: str) -> list[str]:
 
 
 def clean_env(**extra: str) -> dict:
-    """This process's environment, `extra` added, without its XLA_FLAGS but the faster CPU
-    emitters when the session compiles with them (`tests.fast_compile`)."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    if LEGACY_EMITTERS in os.environ.get("XLA_FLAGS", "").split():
-        env["XLA_FLAGS"] = LEGACY_EMITTERS
     env.update(extra)
     return env
 
