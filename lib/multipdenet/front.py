@@ -282,22 +282,43 @@ def learned_rollout(run, meta: dict, max_frames: int = 4) -> tuple:
     return (lambda p, u0, k: run.emulator.rollout(p, u0, k // b * a)[a - 1::a]), b
 
 
-def round_ratios(points: list[dict]) -> dict[str, list[float]]:
-    """Each learned point's HCT over the front's at its wall cost, once per timed round: in
-    round r every point's cost is its `cost` × `times[r]` / median(`times`), so the front
-    and the point are priced by calls of the same round, not by medians over the whole run
-    (the spread is the timing's alone: the HCTs are fixed). Classical points: those whose family
-    is neither "learned" nor "dns". A round in which a point falls below the front's
-    cheapest cost is left out of that point's list."""
+def _priced_rounds(points: list[dict]):
+    """Per timed round r: (every point with its cost re-priced by round r, as `cost` ×
+    `times[r]` / median(`times`), and the classical front of those prices). Classical points:
+    those whose family is neither "learned" nor "dns"."""
     rounds = min((len(p["times"]) for p in points if p.get("times")), default=0)
-    out: dict[str, list[float]] = {p["name"]: [] for p in points if p["family"] == "learned"}
     for r in range(rounds):
         priced = [{**p, "cost": p["cost"] * p["times"][r] / float(np.median(p["times"]))} for p in points]
-        front_r = pareto([p for p in priced if p["family"] not in ("learned", "dns")])
+        yield priced, pareto([p for p in priced if p["family"] not in ("learned", "dns")])
+
+
+def round_ratios(points: list[dict]) -> dict[str, list[float]]:
+    """Each learned point's HCT over the front's at its wall cost, once per timed round
+    (`_priced_rounds`): the point and the front are priced by calls of the same round, not by
+    medians over the whole run (the spread is the timing's alone: the HCTs are fixed). A round
+    in which a point falls below the front's cheapest cost is left out of that point's list."""
+    out: dict[str, list[float]] = {p["name"]: [] for p in points if p["family"] == "learned"}
+    for priced, front_r in _priced_rounds(points):
         for p in priced:
             at = hct_at(front_r, p["cost"]) if p["family"] == "learned" else None
             if at is not None:
                 out[p["name"]].append(p["hct"] / at)
+    return out
+
+
+def round_intervals(points: list[dict]) -> dict[str, list[float]]:
+    """Each learned point's paired bootstrap interval of its HCT ratio (`paired`) at every timed
+    round's prices (`_priced_rounds`): `[lowest lo, highest hi]` over the rounds, so that
+    neither the ICs nor the timing alone can move a verdict across a bound. Near a steep
+    segment of the front a small timing difference moves the front's HCT a lot; this interval
+    shows it where the one at the median costs does not. Empty if no round prices the point
+    within the front's range."""
+    out: dict[str, list[float]] = {p["name"]: [] for p in points if p["family"] == "learned"}
+    for priced, front_r in _priced_rounds(points):
+        for p in priced:
+            if p["family"] == "learned" and (iv := paired(p, front_r).get("ratio_interval")):
+                cur = out[p["name"]]
+                out[p["name"]] = [min([iv[0], *cur[:1]]), max([iv[1], *cur[1:]])]
     return out
 
 
@@ -308,24 +329,27 @@ def targets(points: list[dict]) -> dict:
     """The front's targets on the learned points' `headline`s (Navier–Stokes): "moonshot", some
     point's HCT ≥ 1.5× the front's at equal wall time, and "floor", some point on or above
     the front (≥ 1×). Each record names the best point, its ratio, its `paired` difference
-    and bootstrap interval over ICs and the range of its per-round ratios (`round_ratios`,
-    headline "hct_over_front_rounds"); `settled` when the interval and every round fall on
-    the same side of the bound (a record without rounds or interval is never settled).
+    and bootstrap interval over ICs, the range of its per-round ratios (`round_ratios`,
+    headline "hct_over_front_rounds") and of its intervals at every round's prices
+    (`round_intervals`, "ratio_interval_rounds", where stored); `settled` when all of these
+    fall on the same side of the bound (a record without rounds or interval is never settled).
+    A target is met only when its best point's ratio is at or above the bound, settled.
     (None: no point lies within the front's cost range.)"""
     ratios = [(p["headline"]["hct_over_front_at_equal_wall"], p["name"], p["headline"]) for p in points
               if p.get("headline", {}).get("hct_over_front_at_equal_wall") is not None]
     best, name, h = max(ratios, key=lambda r: r[0]) if ratios else (None, None, {})
-    pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above", "ratio_interval") if k in h}
+    pair = {k: h[k] for k in ("paired_diff", "paired_se", "ics_above", "ratio_interval",
+                              "ratio_interval_rounds") if k in h}
     rounds = h.get("hct_over_front_rounds") or []
     spread = {"rounds_min": min(rounds), "rounds_max": max(rounds)} if rounds else {}
 
     def settled(bound):
-        lo_hi = [*rounds, *h.get("ratio_interval", [])]
+        lo_hi = [*rounds, *h.get("ratio_interval", []), *h.get("ratio_interval_rounds", [])]
         if not rounds or "ratio_interval" not in h:
             return False
         return min(lo_hi) >= bound or max(lo_hi) < bound
 
-    return {key: report.target(best is not None and best >= bound, bound=bound,
+    return {key: report.target(best is not None and best >= bound and settled(bound), bound=bound,
                                best_hct_over_front=best, best_point=name, **pair, **spread,
                                **({"settled": settled(bound)} if rounds else {}))
             for key, bound in (("moonshot", MOONSHOT), ("floor", FLOOR))}

@@ -44,8 +44,9 @@ def test_interpolation_on_a_known_monotone_front():
 
 
 def test_targets_read_the_best_learned_point_against_the_bounds():
-    def pt(name, ratio):
-        return {"name": name, "family": "learned", "headline": {"hct_over_front_at_equal_wall": ratio}}
+    def pt(name, ratio):     # settled wherever it has a ratio: every round and the interval at it
+        settled = {} if ratio is None else {"hct_over_front_rounds": [ratio], "ratio_interval": [ratio, ratio]}
+        return {"name": name, "family": "learned", "headline": {"hct_over_front_at_equal_wall": ratio, **settled}}
     t = front.targets([pt("a", 0.8), pt("b", 1.2), pt("c", None), {"name": "spectral 64²"}])
     assert t["floor"]["met"] and not t["moonshot"]["met"]
     assert t["floor"]["best_point"] == "b" and t["floor"]["best_hct_over_front"] == 1.2
@@ -86,16 +87,38 @@ def test_round_ratios_price_each_round_by_its_own_calls():
     assert front.round_ratios([a, b, cheap])["cheap"] == []
 
 
+def test_round_intervals_cover_every_rounds_front_near_a_steep_segment():
+    """Two classical points a hair apart in cost with very different HCTs: a learned point
+    priced between them in one round and above both in another. Its interval at each round's
+    prices is the paired bootstrap interval against that round's front; the union spans both."""
+    def pt(name, family, cost, hcts, times):
+        return {"name": name, "family": family, "cost": cost, "hct": float(np.mean(hcts)),
+                "hct_per_ic": hcts, "times": times}
+    low = pt("low", "spectral", 1.00, [4.0, 4.2, 3.8, 4.0], [1, 1, 1])
+    high = pt("high", "fd4_tuned", 1.02, [5.0, 5.3, 4.9, 5.2], [1, 1, 1])
+    times = [1.03 / 1.01, 1, 1.005 / 1.01]          # priced above high, between, just above low
+    m = pt("m", "learned", 1.01, [5.1, 5.2, 5.0, 5.3], times)
+    iv = front.round_intervals([low, high, m])["m"]
+    per_round = [front.paired(dict(m, cost=1.01 * t), front.pareto([low, high]))["ratio_interval"]
+                 for t in times]
+    assert iv == pytest.approx([min(r[0] for r in per_round), max(r[1] for r in per_round)])
+    assert iv[0] < 1.05 and iv[1] > 1.2      # against high alone ~1.02; against low alone ~1.29
+
+
 def test_targets_settle_only_when_the_rounds_and_the_ic_interval_agree():
     def pt(ratio, rounds, interval=None):
         return {"name": "m", "family": "learned",
                 "headline": {"hct_over_front_at_equal_wall": ratio, "hct_over_front_rounds": rounds,
                              **({"ratio_interval": interval} if interval else {})}}
     t = front.targets([pt(1.02, [0.95, 1.02, 1.01], [0.97, 1.08])])
-    assert t["floor"]["met"] and not t["floor"]["settled"]
+    assert not t["floor"]["met"] and not t["floor"]["settled"]         # above at the medians, not settled
     assert (t["floor"]["rounds_min"], t["floor"]["rounds_max"]) == (0.95, 1.02)
     assert t["moonshot"]["settled"] and not t["moonshot"]["met"]          # all under 1.5
     assert front.targets([pt(1.1, [1.05, 1.2], [1.02, 1.2])])["floor"]["settled"]
+    assert front.targets([pt(1.1, [1.05, 1.2], [1.02, 1.2])])["floor"]["met"]
+    with_rounds = pt(1.1, [1.05, 1.2], [1.02, 1.2])
+    with_rounds["headline"]["ratio_interval_rounds"] = [0.99, 1.25]    # one round's prices reach below
+    assert not front.targets([with_rounds])["floor"]["settled"] and not front.targets([with_rounds])["floor"]["met"]
     assert not front.targets([pt(1.1, [1.05, 1.2], [0.98, 1.2])])["floor"]["settled"]   # interval straddles
     assert not front.targets([pt(1.1, [1.05, 1.2])])["floor"]["settled"]   # no interval: never settled
     assert "settled" not in front.targets([pt(1.1, [])])["floor"]          # no rounds stored

@@ -398,8 +398,10 @@ def table(result: dict, compact: bool = False) -> str:
         + (f"; 95 % bootstrap interval over ICs {t['ratio_interval'][0]:.2f}–{t['ratio_interval'][1]:.2f}"
            if "ratio_interval" in t else "")
         + (f"; round by round {t['rounds_min']:.2f}–{t['rounds_max']:.2f}" if "rounds_min" in t else "")
-        + (("; settled: the interval and every round lie " + ("above" if t["met"] else "below")
-            + " the bound" if t["settled"] else "; not settled: the interval or the rounds reach "
+        + (f"; the interval at every round's prices {t['ratio_interval_rounds'][0]:.2f}–"
+           f"{t['ratio_interval_rounds'][1]:.2f}" if t.get("ratio_interval_rounds") else "")
+        + (("; settled: the intervals and every round lie " + ("above" if t["met"] else "below")
+            + " the bound" if t["settled"] else "; not settled: the intervals or the rounds reach "
             "across the bound") if "settled" in t else "") + "."
         for name, t in sorted(result.get("targets", {}).items(), key=lambda kv: -kv[1]["bound"]))
     return "\n".join(lines) + f"\n\n{result['note']}" + verdicts
@@ -416,14 +418,16 @@ def with_derived(result: dict, out: str) -> dict:
     recomputed (all from its stored points and
     their timed rounds), written back to `out`."""
     learned = [p for p in result["points"] if p["family"] == "learned"]
-    if result_system(result)["accuracy"] != "vorticity" or all(
-            {"paired_diff", "hct_over_front_rounds", "ratio_interval"} <= set(p["headline"]) for p in learned):
+    keys = {"paired_diff", "hct_over_front_rounds", "ratio_interval", "ratio_interval_rounds"}
+    if result_system(result)["accuracy"] != "vorticity" or all(keys <= set(p["headline"]) for p in learned):
         return result
     by_name = {p["name"]: p for p in result["points"]}
     front_pts = [by_name[f["name"]] for f in result["front"]]
-    per_round = front.round_ratios(result["points"])
+    priced = [p for p in result["points"] if p["family"] in ("learned", "dns") or p["nonfinite_ics"] == 0]
+    per_round, intervals = front.round_ratios(priced), front.round_intervals(priced)
     for p in learned:
-        p["headline"] |= front.paired(p, front_pts) | {"hct_over_front_rounds": per_round[p["name"]]}
+        p["headline"] |= front.paired(p, front_pts) | {"hct_over_front_rounds": per_round[p["name"]],
+                                                        "ratio_interval_rounds": intervals[p["name"]]}
     result["targets"] = front.targets(result["points"])
     wd.write_json_atomic(out, result)
     return result
@@ -542,25 +546,41 @@ def stats_front(result: dict | None, out: str) -> dict | None:
         rows.append(row)
     if result is None:
         return None
-    scored = [dict(r, score=-math.log(r["spectrum_error"])) for r in rows
-              if r["family"] != "learned" and math.isfinite(r["spectrum_error"])]
-    fr = front.pareto(scored, "score")
+    fr = stats_pareto(rows)
     for r in rows:
         if r["family"] == "learned":
             at = front.hct_at(fr, r["cost"], "score")
             r["front_error_at_equal_wall"] = None if at is None else math.exp(-at)
             r["error_over_front"] = (None if at is None or not math.isfinite(r["spectrum_error"])
                                      else r["spectrum_error"] / math.exp(-at))
+    times = {p["name"]: p["times"] for p in points if p.get("times")}
+    for k in range(min((len(t) for t in times.values()), default=0)):   # priced by each timed round
+        priced = [dict(r, cost=r["cost"] * times[r["name"]][k] / float(np.median(times[r["name"]])))
+                  if r["name"] in times else r for r in rows]
+        fr_k = stats_pareto(priced)
+        for r, q in zip(rows, priced):
+            if r.get("error_over_front") is not None and (at := front.hct_at(fr_k, q["cost"], "score")) is not None:
+                r.setdefault("error_over_front_rounds", []).append(r["spectrum_error"] / math.exp(-at))
     ratios = [(r["error_over_front"], r["name"]) for r in rows if r.get("error_over_front") is not None]
     best = min(ratios) if ratios else (None, None)
+    rounds = next((r.get("error_over_front_rounds", []) for r in rows if r["name"] == best[1]), [])
+    settled = bool(rounds) and (max(rounds) <= 0.5 or min(rounds) > 0.5)
     stats = {"truth": path, "n_ics": len(test), "window": [result["horizon"], n_frames * meta["frame_dt"]],
              "k_hi": stats_lib.K_HI, "truth_spectrum": list(truth_spec[:stats_lib.K_HI + 1]),
              "points": rows, "front": [{"name": r["name"], "cost": r["cost"], "spectrum_error": r["spectrum_error"]}
                                        for r in fr],
-             "targets": {"statistics": report.target(best[0] is not None and best[0] <= 0.5, bound=0.5,
-                                                     best_error_over_front=best[0], best_point=best[1])}}
+             "targets": {"statistics": report.target(
+                 best[0] is not None and best[0] <= 0.5 and settled, bound=0.5, best_error_over_front=best[0],
+                 best_point=best[1], settled=settled,
+                 **({"rounds_min": min(rounds), "rounds_max": max(rounds)} if rounds else {}))}}
     wd.write_json_atomic(stats_path(out), stats)
     return stats
+
+
+def stats_pareto(rows: list[dict]) -> list[dict]:
+    """The statistics front: classical rows with a finite spectrum error, scored −log(error)."""
+    return front.pareto([dict(r, score=-math.log(r["spectrum_error"])) for r in rows
+                         if r["family"] != "learned" and math.isfinite(r["spectrum_error"])], "score")
 
 
 def stats_path(out: str) -> str:
@@ -569,14 +589,16 @@ def stats_path(out: str) -> str:
 
 def stats_table(stats: dict, compact: bool = False) -> str:
     """Markdown: every point's spectrum error, PDF distance, cost; learned against the front.
-    `compact`: only the front's points and the learned points."""
+    `compact`: only the front's points and the learned points that stayed finite (the others
+    are named in one line)."""
     cell = lambda x: "—" if x is None else f"{x:.3g}"  # noqa: E731
     on_front = {f["name"] for f in stats["front"]}
+    blew_up = [r["name"] for r in stats["points"] if r["family"] == "learned" and r["nonfinite"]] if compact else []
     lines = ["| point | grid | wall s per time unit per trajectory | log-spectrum error (k ≤ "
              f"{stats['k_hi']}) | vorticity PDF L1 | on the front | front's error at equal wall | error / front |",
              "|---" * 8 + "|"]
     for r in sorted(stats["points"], key=lambda r: (r["family"] != "learned", r["cost"])):
-        if compact and r["family"] != "learned" and r["name"] not in on_front:
+        if compact and ((r["family"] != "learned" and r["name"] not in on_front) or r["name"] in blew_up):
             continue
         lines.append(f"| {r['name']} | {r['grid']}² | {r['cost']:.3g} | {cell(r['spectrum_error'])}"
                      f"{' (blew up)' if r['nonfinite'] else ''} | {r['pdf_distance']:.3g} | "
@@ -584,10 +606,15 @@ def stats_table(stats: dict, compact: bool = False) -> str:
                      f"{cell(r.get('error_over_front'))} |")
     t = stats["targets"]["statistics"]
     lo, hi = stats["window"]
+    if blew_up:
+        lines.append(f"\nBlew up within the window (every row: the `.md` beside the JSON): {', '.join(blew_up)}.")
     return ("\n".join(lines) + f"\n\n{stats['n_ics']} ICs of the `stats` truth (seed 5), statistics over "
             f"t = {lo:.3g}–{hi:.3g}; costs from the HCT front's timing.\n\nTarget statistics (spectrum error ≤ "
             f"½ the front's at equal wall): **{report.verdict(t)}**, best {cell(t['best_error_over_front'])}× "
-            f"({t['best_point']}).")
+            f"({t['best_point']})"
+            + (f"; round by round {t['rounds_min']:.3g}–{t['rounds_max']:.3g}" if "rounds_min" in t else "")
+            + ("" if "settled" not in t else "; settled: every round lies " + ("below" if t["met"] else "above")
+               + " the bound" if t["settled"] else "; not settled: the rounds reach across the bound") + ".")
 
 
 def stats_figure(stats: dict, path: str) -> str:
@@ -702,11 +729,13 @@ def main(_):
     dns_cost = points[-1]["cost"]
     rmse_pts = front.rmse_front(finite) if spec["accuracy"] == "velocity" else None
     kept = {id(p) for p in finite}
-    per_round = front.round_ratios([p for p in points if p["family"] in ("learned", "dns") or id(p) in kept])
+    priced = [p for p in points if p["family"] in ("learned", "dns") or id(p) in kept]
+    per_round, intervals = front.round_ratios(priced), front.round_intervals(priced)
     for p in points:
         if p["family"] == "learned":
             p["headline"] = (front.headline(p, front_pts, dns_cost) | front.paired(p, front_pts)
-                             | {"hct_over_front_rounds": per_round[p["name"]]})
+                             | {"hct_over_front_rounds": per_round[p["name"]],
+                                "ratio_interval_rounds": intervals[p["name"]]})
             if rmse_pts is not None:
                 p["headline"] |= front.rmse_headline(p, rmse_pts)
     load = os.getloadavg()
