@@ -322,6 +322,31 @@ def round_intervals(points: list[dict]) -> dict[str, list[float]]:
     return out
 
 
+def error_front(rows: list[dict]) -> list[dict]:
+    """The statistics front: classical rows (family neither "learned" nor "dns") with a finite
+    `spectrum_error`, scored `score` = −log(error), cheapest first (`pareto` on the score)."""
+    return pareto([dict(r, score=-math.log(r["spectrum_error"])) for r in rows
+                   if r["family"] not in ("learned", "dns") and math.isfinite(r["spectrum_error"])], "score")
+
+
+def error_ratio_rounds(rows: list[dict], times: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Each learned row's spectrum error over the statistics front's at its wall cost, once per
+    timed round: in round r a row's cost is its `cost` × `times[name][r]` / median (rows
+    without times keep their cost), as `round_ratios` does for HCT. Rows with an infinite
+    error, and rounds that price a row below the front's cheapest cost, give no ratio."""
+    out: dict[str, list[float]] = {r["name"]: [] for r in rows if r["family"] == "learned"}
+    for k in range(min((len(t) for t in times.values()), default=0)):
+        priced = [dict(r, cost=r["cost"] * times[r["name"]][k] / float(np.median(times[r["name"]])))
+                  if r["name"] in times else r for r in rows]
+        fr = error_front(priced)
+        for r in priced:
+            if r["family"] == "learned" and math.isfinite(r["spectrum_error"]):
+                at = hct_at(fr, r["cost"], "score")
+                if at is not None:
+                    out[r["name"]].append(r["spectrum_error"] / math.exp(-at))
+    return out
+
+
 MOONSHOT, FLOOR = 1.5, 1.0   # HCT / the front's at equal wall time
 
 

@@ -197,3 +197,24 @@ def test_energy_spectrum_sums_to_the_kinetic_energy_and_stationarity():
     d = attractor.stationarity(decay, window=1)
     assert d[0] > d[5] > d[15] >= 0
     assert attractor.settled_time(np.arange(20.0), d, 0.01) == pytest.approx(5.0)
+
+
+def test_error_ratio_rounds_price_the_statistics_front_by_each_round():
+    """Spectrum errors 0.2 (cheap) and 0.05 (a hair dearer): a learned row at 0.04 priced
+    between them in one round reads against the cheap point's side of the segment, priced above
+    both in another against 0.05; a uniform slowdown of every row changes nothing."""
+    def row(name, family, cost, err):
+        return {"name": name, "family": family, "cost": cost, "spectrum_error": err}
+    rows = [row("cheap", "spectral", 1.00, 0.2), row("dear", "fd4_tuned", 1.02, 0.05),
+            row("blown", "fd4_rk4", 0.5, math.inf), row("m", "learned", 1.01, 0.04),
+            row("nan", "learned", 1.01, math.inf)]
+    times = {"cheap": [1, 1, 1], "dear": [1, 1, 1], "m": [1.03 / 1.01, 1, 1.005 / 1.01]}
+    r = front.error_ratio_rounds(rows, times)
+    assert r["nan"] == [] and r["m"][0] == pytest.approx(0.04 / 0.05)      # priced above both
+    fr = front.error_front(rows)
+    assert [p["name"] for p in fr] == ["cheap", "dear"]                      # the infinite one is off
+    for k, cost in ((1, 1.01), (2, 1.005)):
+        assert r["m"][k] == pytest.approx(0.04 / math.exp(-front.hct_at(fr, cost, "score")))
+    assert r["m"][0] > r["m"][1] > r["m"][2]                                # the cheaper, the steeper
+    slow = {n: [t * 2 for t in ts] for n, ts in times.items()}
+    assert front.error_ratio_rounds(rows, slow)["m"] == pytest.approx(r["m"])

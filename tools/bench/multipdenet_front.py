@@ -546,21 +546,17 @@ def stats_front(result: dict | None, out: str) -> dict | None:
         rows.append(row)
     if result is None:
         return None
-    fr = stats_pareto(rows)
+    fr = front.error_front(rows)
     for r in rows:
         if r["family"] == "learned":
             at = front.hct_at(fr, r["cost"], "score")
             r["front_error_at_equal_wall"] = None if at is None else math.exp(-at)
             r["error_over_front"] = (None if at is None or not math.isfinite(r["spectrum_error"])
                                      else r["spectrum_error"] / math.exp(-at))
-    times = {p["name"]: p["times"] for p in points if p.get("times")}
-    for k in range(min((len(t) for t in times.values()), default=0)):   # priced by each timed round
-        priced = [dict(r, cost=r["cost"] * times[r["name"]][k] / float(np.median(times[r["name"]])))
-                  if r["name"] in times else r for r in rows]
-        fr_k = stats_pareto(priced)
-        for r, q in zip(rows, priced):
-            if r.get("error_over_front") is not None and (at := front.hct_at(fr_k, q["cost"], "score")) is not None:
-                r.setdefault("error_over_front_rounds", []).append(r["spectrum_error"] / math.exp(-at))
+    per_round = front.error_ratio_rounds(rows, {p["name"]: p["times"] for p in points if p.get("times")})
+    for r in rows:
+        if per_round.get(r["name"]):
+            r["error_over_front_rounds"] = per_round[r["name"]]
     ratios = [(r["error_over_front"], r["name"]) for r in rows if r.get("error_over_front") is not None]
     best = min(ratios) if ratios else (None, None)
     rounds = next((r.get("error_over_front_rounds", []) for r in rows if r["name"] == best[1]), [])
@@ -575,12 +571,6 @@ def stats_front(result: dict | None, out: str) -> dict | None:
                  **({"rounds_min": min(rounds), "rounds_max": max(rounds)} if rounds else {}))}}
     wd.write_json_atomic(stats_path(out), stats)
     return stats
-
-
-def stats_pareto(rows: list[dict]) -> list[dict]:
-    """The statistics front: classical rows with a finite spectrum error, scored −log(error)."""
-    return front.pareto([dict(r, score=-math.log(r["spectrum_error"])) for r in rows
-                         if r["family"] != "learned" and math.isfinite(r["spectrum_error"])], "score")
 
 
 def stats_path(out: str) -> str:
