@@ -1,5 +1,5 @@
 """The fd4_tuned classical family (lib/multipdenet/classical.py) and its tuning sweep
-(tools/bench/multipdenet_front.py --tune_fd4)."""
+(lib/multipdenet/fd4_tuning.py; tools/bench/multipdenet_front.py --tune_fd4)."""
 import json
 import math
 import os
@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lib.multipdenet import classical
+from lib.multipdenet import classical, fd4_tuning
 from lib.multipdenet.filters import DerivativeFilters2D
 from lib.pde import navier_stokes
 
@@ -76,9 +76,6 @@ def test_tuned_knobs_are_read_from_the_tuning_file_and_a_missing_entry_names_it(
 def test_tuning_picks_the_best_finite_knobs_and_the_smaller_one_on_ties(tmp_path):
     """A stub accuracy: over θ (φ = 0) HCT peaks at −0.5 and −0.75 alike, −2 scores higher but
     blows up; then over φ at θ = −0.5 it peaks at 0.02."""
-    sys.argv = sys.argv[:1]
-    from tools.bench import multipdenet_front as tool   # noqa: PLC0415  (absl flags at import)
-
     def accuracy(fn, params, truth):
         f = params["params"]["filters"]
         theta, phi = float(f["second_order"][0]), round(float(f["first_order"][0]), 6)
@@ -87,15 +84,15 @@ def test_tuning_picks_the_best_finite_knobs_and_the_smaller_one_on_ties(tmp_path
 
     test = np.zeros((3, 2, 32, 32, 2), np.float32)
     spec = {"name": "p", "family": "fd4_tuned", "grid": 16, "steps_per_frame": 2}
-    out = tool.tune_fd4(NS_META, [("data/ds_a", test)], [spec], [-2.0, -0.75, 0.0, -0.5], [0.04, 0.0, 0.02],
+    out = fd4_tuning.tune_fd4(NS_META, [("data/ds_a", test)], [spec], [-2.0, -0.75, 0.0, -0.5], [0.04, 0.0, 0.02],
                         str(tmp_path), accuracy)
     assert out["theta"] == {"16": {"2": -0.5}} and out["dispersion"] == {"16": {"2": 0.02}}
     assert [r["theta"] for r in out["sweep"]["16"]["2"]["theta"]] == [0.0, -0.5, -0.75, -2.0]
     assert os.path.exists(tmp_path / "ds_a" / "fd4_tuned@-0.5000_16_2.json")
     assert os.path.exists(tmp_path / "ds_a" / "fd4_tuned@-0.5000@+0.0200_16_2.json")
-    assert tool.parse_family_tag("fd4_tuned@-0.5000@+0.0200") == ("fd4_tuned", [-0.5, 0.02])
-    assert tool.parse_family_tag("fd4_tuned@-0.5000") == ("fd4_tuned", [-0.5, 0.0])
-    assert tool.parse_family_tag("spectral") == ("spectral", None)
+    assert fd4_tuning.parse_family_tag("fd4_tuned@-0.5000@+0.0200") == ("fd4_tuned", [-0.5, 0.02])
+    assert fd4_tuning.parse_family_tag("fd4_tuned@-0.5000") == ("fd4_tuned", [-0.5, 0.0])
+    assert fd4_tuning.parse_family_tag("spectral") == ("spectral", None)
 
 
 def test_tuning_refuses_test_ics_before_any_compute():

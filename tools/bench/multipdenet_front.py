@@ -61,7 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from lib.common.cli import run_tool
 from lib.common import cli, config as config_lib, paths as paths_lib, report, workdir as wd
-from lib.multipdenet import classical, data as data_lib, emulators, front, front_plots
+from lib.multipdenet import classical, data as data_lib, emulators, fd4_tuning, front, front_plots
 from lib.multipdenet import statistics as stats_lib
 from lib.multipdenet.runs import load_run
 from lib.pde import dataset as dataset_lib
@@ -169,70 +169,6 @@ def classical_specs(meta: dict, families, grids, factors, tuned: bool = True) ->
     return specs
 
 
-def family_tag(family: str, knobs=None) -> str:
-    """A classical family's name in cache files: `fd4_tuned@<θ>` (φ = 0) or `@<θ>@<φ>`."""
-    if knobs is None:
-        return family
-    theta, phi = knobs
-    return f"{family}@{theta:+.4f}" + (f"@{phi:+.4f}" if phi else "")
-
-
-def parse_family_tag(tag: str) -> tuple[str, list[float] | None]:
-    family, *knobs = tag.split("@")
-    return family, ([float(knobs[0]), float(knobs[1]) if len(knobs) > 1 else 0.0] if knobs else None)
-
-
-def cache_file(cache: str, dataset: str, spec: dict, knobs=None) -> str:
-    """Where a classical point's accuracy on one dataset is cached (fd4_tuned: per knobs)."""
-    tag = family_tag(spec["family"], spec.get("knobs") if knobs is None else knobs)
-    return os.path.join(cache, os.path.basename(dataset), f"{tag}_{spec['grid']}_{spec['steps_per_frame']}.json")
-
-
-def cached(file: str, compute) -> dict:
-    """The JSON record in `file`, computed by `compute()` and written atomically if missing."""
-    if not os.path.exists(file):
-        wd.write_json_atomic(file, compute())
-    return wd.read_json(file)
-
-
-def _best(rows: list[dict]) -> dict:
-    """The row with the highest mean HCT among those with no non-finite IC (all blow up: the
-    highest HCT); the first of ties, so rows sorted by |knob| prefer the smaller."""
-    return max([r for r in rows if r["nonfinite_ics"] == 0] or rows, key=lambda r: r["hct"])
-
-
-def tune_fd4(meta: dict, parts, specs: list[dict], thetas: list[float], dispersions: list[float],
-             cache: str, accuracy) -> dict:
-    """`fd4_tuned`'s knobs per grid and step, by coordinate search on `parts`' ICs: θ over
-    `thetas` at φ = 0, then φ over `dispersions` at that θ (`_best` each). Returns the tuning
-    file's contents: the chosen tables and every sweep's HCTs."""
-    thetas, dispersions = sorted(thetas, key=abs), sorted(dispersions, key=abs)
-    tables, sweeps = {"theta": {}, "dispersion": {}}, {}
-    for spec in specs:
-        n, steps = str(spec["grid"]), str(spec["steps_per_frame"])
-        fn, _ = classical.build(meta, "fd4_tuned", spec["grid"], spec["steps_per_frame"], knobs=(0.0, 0.0))
-        truths = {path: front.resample(test, spec["grid"]) for path, test in parts}
-
-        def score(theta, phi):
-            params = classical.stencil_params(theta, phi)
-            rec = front.merge_accuracies([cached(cache_file(cache, path, spec, (theta, phi)),
-                                                 lambda path=path: accuracy(fn, params, truths[path]))
-                                          for path, _ in parts])
-            return {"theta": theta, "dispersion": phi, "hct": rec["hct"], "nonfinite_ics": rec["nonfinite_ics"]}
-
-        rows = [score(t, 0.0) for t in thetas]
-        theta = _best(rows)["theta"]
-        rows_phi = [score(theta, d) for d in dispersions]
-        best = _best(rows_phi)
-        tables["theta"].setdefault(n, {})[steps] = theta
-        tables["dispersion"].setdefault(n, {})[steps] = best["dispersion"]
-        sweeps.setdefault(n, {})[steps] = {"theta": rows, "dispersion": rows_phi}
-        print(f"{spec['name']}: θ = {theta:+g}, φ = {best['dispersion']:+g} (HCT {best['hct']:.3g}; "
-              f"FD4: {rows[0]['hct']:.3g})", flush=True)
-    return {**tables, "sweep": sweeps, "thetas": thetas, "dispersions": dispersions,
-            "dataset": [p for p, _ in parts], "n_ics": int(sum(len(t) for _, t in parts)), "threshold": THRESHOLD}
-
-
 def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy):
     """The classical points of `specs` (without cost), with their accuracy over all `parts`'
     ICs, each part's from the cache (`cache/<dataset>/<family>_<n>_<steps>.json`) or
@@ -245,7 +181,7 @@ def classical_points(meta: dict, specs: list[dict], parts, cache: str, accuracy)
         fn, params = classical.build(meta, family, n, steps, knobs=spec.get("knobs"))
         records, how = [], "cached"
         for path, test in parts:
-            file = cache_file(cache, path, spec)
+            file = fd4_tuning.cache_file(cache, path, spec)
             if not os.path.exists(file):
                 if path not in trunc:
                     trunc[path] = front.resample(test, n)
@@ -498,7 +434,7 @@ def stats_front(result: dict | None, out: str) -> dict | None:
                 spec_from_config(config_lib.load_config(c))))
             folder = os.path.join(FLAGS.cache, os.path.basename(held))
             names |= set(os.listdir(folder)) if os.path.isdir(folder) else set()
-        points = [dict(zip(("family", "knobs", "grid", "steps_per_frame"), (*parse_family_tag(f), int(n), int(k))),
+        points = [dict(zip(("family", "knobs", "grid", "steps_per_frame"), (*fd4_tuning.parse_family_tag(f), int(n), int(k))),
                        name=name)
                   for name in sorted(names) if not name.startswith("stats_")
                   for f, n, k in [os.path.splitext(name)[0].rsplit("_", 2)]]
@@ -524,7 +460,7 @@ def stats_front(result: dict | None, out: str) -> dict | None:
         learned_point = p["family"] == "learned"
         file = os.path.join(folder, f"stats_{os.path.basename(os.path.normpath(p['workdir']))}.json"
                             if learned_point else
-                            f"stats_{family_tag(p['family'], p.get('knobs'))}_{p['grid']}_{p['steps_per_frame']}.json")
+                            f"stats_{fd4_tuning.family_tag(p['family'], p.get('knobs'))}_{p['grid']}_{p['steps_per_frame']}.json")
         t0 = time.perf_counter()
         if not os.path.exists(file):
             every = 1
@@ -673,8 +609,8 @@ def main(_):
         fn, params, truth[:, 0], truth[:, 1:], meta, spec["accuracy"], THRESHOLD, every)
     if FLAGS.tune_fd4:
         fam = [f for f in classical.FAMILIES[FLAGS.system] if f[0] == "fd4_tuned"]
-        tuning = tune_fd4(meta, parts, classical_specs(meta, fam, grids, factors, tuned=False),
-                          thetas, dispersions, FLAGS.cache, accuracy)
+        tuning = fd4_tuning.tune_fd4(meta, parts, classical_specs(meta, fam, grids, factors, tuned=False),
+                                     thetas, dispersions, FLAGS.cache, accuracy) | {"threshold": THRESHOLD}
         return publish_tuning(tuning | {"truth": truth}, FLAGS.tuning_out or classical.TUNING_FILE)
     specs = classical_specs(meta, families, grids, factors)
     costs = None
