@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from lib.common import workdir as wd
 from lib.multipdenet import emulators
 from lib.multipdenet import model as mpn
 from lib.pde import burgers, burgers_spectral, navier_stokes
@@ -105,10 +106,8 @@ def tuned_knobs(n: int, steps: int, path: str = TUNING_FILE) -> tuple[float, flo
     """`fd4_tuned`'s (θ, φ) on an `n`² grid at `steps` steps per frame, from the tuning file
     (`{"theta": {"<n>": {"<steps>": θ}}, "dispersion": {...: φ}}`); ValueError naming the
     file when it has none."""
-    import json  # noqa: PLC0415
     try:
-        with open(path) as f:
-            tables = json.load(f)
+        tables = wd.read_json(path)
         return tuple(float(tables[k][str(n)][str(steps)]) for k in ("theta", "dispersion"))
     except (OSError, KeyError, ValueError, TypeError) as e:
         raise ValueError(f"{path}: no tuned stencil for {n}² at {steps} steps per frame ({e!r}); "

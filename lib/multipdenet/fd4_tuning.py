@@ -44,7 +44,7 @@ def best_row(rows: list[dict]) -> dict:
 def tune_fd4(meta: dict, parts, specs: list[dict], thetas: list[float], dispersions: list[float],
              cache: str, accuracy) -> dict:
     """`fd4_tuned`'s knobs per grid and step, by coordinate search on `parts`' ICs: θ over
-    `thetas` at φ = 0, then φ over `dispersions` at that θ (`_best` each). Returns the tuning
+    `thetas` at φ = 0, then φ over `dispersions` at that θ (`best_row` each). Returns the tuning
     file's contents: the chosen tables and every sweep's HCTs."""
     thetas, dispersions = sorted(thetas, key=abs), sorted(dispersions, key=abs)
     tables, sweeps = {"theta": {}, "dispersion": {}}, {}

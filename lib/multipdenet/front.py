@@ -313,13 +313,13 @@ def round_intervals(points: list[dict]) -> dict[str, list[float]]:
     segment of the front a small timing difference moves the front's HCT a lot; this interval
     shows it where the one at the median costs does not. Empty if no round prices the point
     within the front's range."""
-    out: dict[str, list[float]] = {p["name"]: [] for p in points if p["family"] == "learned"}
+    intervals: dict[str, list] = {p["name"]: [] for p in points if p["family"] == "learned"}
     for priced, front_r in _priced_rounds(points):
         for p in priced:
             if p["family"] == "learned" and (iv := paired(p, front_r).get("ratio_interval")):
-                cur = out[p["name"]]
-                out[p["name"]] = [min([iv[0], *cur[:1]]), max([iv[1], *cur[1:]])]
-    return out
+                intervals[p["name"]].append(iv)
+    return {name: [min(lo for lo, _ in ivs), max(hi for _, hi in ivs)] if ivs else []
+            for name, ivs in intervals.items()}
 
 
 def error_front(rows: list[dict]) -> list[dict]:

@@ -610,8 +610,9 @@ def main(_):
     if FLAGS.tune_fd4:
         fam = [f for f in classical.FAMILIES[FLAGS.system] if f[0] == "fd4_tuned"]
         tuning = fd4_tuning.tune_fd4(meta, parts, classical_specs(meta, fam, grids, factors, tuned=False),
-                                     thetas, dispersions, FLAGS.cache, accuracy) | {"threshold": THRESHOLD}
-        return publish_tuning(tuning | {"truth": truth}, FLAGS.tuning_out or classical.TUNING_FILE)
+                                     thetas, dispersions, FLAGS.cache, accuracy)
+        return publish_tuning(tuning | {"threshold": THRESHOLD, "truth": truth},
+                              FLAGS.tuning_out or classical.TUNING_FILE)
     specs = classical_specs(meta, families, grids, factors)
     costs = None
     if FLAGS.costs_from and not FLAGS.accuracy_only:
