@@ -47,6 +47,9 @@ Variants:
   front_64_dt8_pf_fd4_m8_nonets  the ablation of front_64_dt8_pf_fd4_m8 without networks
           (no corrector, MiNN or MaNN): the Physics Block with its 2 learnable stencil
           parameters alone, i.e. a classical FD4 + RK4 step with trained stencils.
+  front_64_dt8_pf_fd4_m8_cnn  front_64_dt8_pf_fd4_m8_nonets plus a local MaNN once per ΔT: two
+          3×3 periodic convolutions of width 16 and a 1×1 output (`unet` with one level), a
+          subgrid correction that reads a 5×5 neighbourhood at a fraction of an FNO's cost.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -59,7 +62,8 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
             "front_64_dt2_corr", "front_64_dt2_m4", "front_64_dt8", "front_64_dt8_pf",
             "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4",
-            "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets")
+            "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
+            "front_64_dt8_pf_fd4_m8_cnn")
 
 
 def get_config(arg=None):
@@ -121,4 +125,7 @@ def get_config(arg=None):
         "front_64_dt8_pf_fd4_m8_nonets": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_nonets", "model.corrector": "none",
             "model.micro_net": "none", "model.macro_net": "none"}),
+        "front_64_dt8_pf_fd4_m8_cnn": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_nonets"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn", "model.macro_net": "unet",
+            "model.unet_features": (16,)}),
     }, arg, default="quick")
