@@ -16,6 +16,16 @@ An `optim` block (a mapping or ConfigDict) holds
 
 Missing keys take `DEFAULTS`; an unknown key or value is a ValueError naming it.
 `OPTIM_RULES` are the schema rules of the block for a paper's config_schema.
+
+The EMA of the parameters a train state carries beside them (`ema_update`, after each
+optimiser update t = 1, 2, …):
+
+    "exp"     ema ← β·ema + (1 − β)·params with a constant decay β
+    "karras"  the power-function EMA of Karras et al. (EDM2): β_t = (1 − 1/t)^(γ+1), so
+              β_1 = 0 (the average starts at the first updated parameters) and after t
+              updates the parameters θ_i carry the weights (i^(γ+1) − (i−1)^(γ+1)) / t^(γ+1),
+              i.e. about ∝ i^γ: a fixed fraction of the run, not a fixed number of steps
+              (γ = 7 is EDM2's σ_rel = √(γ+1) / ((γ+2)·√(γ+3)) ≈ 0.099)
 """
 from __future__ import annotations
 
@@ -33,6 +43,7 @@ DEFAULTS = {"name": "adamw", "lr": None, "schedule": "constant", "warmup": 0, "w
             "momentum": 0.9}
 NAMES = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine")
+EMA_KINDS = ("exp", "karras")
 
 
 def optim_rules(prefix: str = "optim.") -> dict[str, Rule]:
@@ -97,6 +108,42 @@ def make_optimizer(block: Mapping | Any, num_steps: int) -> optax.GradientTransf
     if s["clip"]:
         return optax.chain(optax.clip_by_global_norm(s["clip"]), base)
     return base
+
+
+def karras_ema_weight(step: Any, gamma: float) -> jax.Array:
+    """1 − β_t = 1 − (1 − 1/t)^(γ+1), the weight of update t's parameters in the "karras"
+    EMA (float32; t < 1 counts as 1, weight 1). Computed as −expm1((γ+1)·log1p(−1/t)), which
+    keeps its relative precision where 1 − β_t is far below float32's resolution near 1
+    (≈ 4e-5 at t = 2·10⁵, γ = 7)."""
+    t = jnp.maximum(jnp.asarray(step, jnp.float32), 1.0)
+    return -jnp.expm1((gamma + 1.0) * jnp.log1p(-1.0 / t))
+
+
+def ema_decay_at(step: Any, kind: str = "exp", decay: float = 0.0,
+                 gamma: float = 7.0) -> Any:
+    """β at update `step` (1 for the first update): `decay` for "exp", (1 − 1/t)^(γ+1) for
+    "karras" (see the module docstring)."""
+    if kind == "exp":
+        return decay
+    if kind == "karras":
+        return 1.0 - karras_ema_weight(step, gamma)
+    raise ValueError(f"ema kind {kind!r}; expected one of {EMA_KINDS}")
+
+
+def ema_update(ema: Any, params: Any, step: Any, kind: str = "exp", decay: float = 0.0,
+               gamma: float = 7.0) -> Any:
+    """The EMA pytree after update number `step` (1-based) produced `params`.
+
+    "exp": decay·ema + (1 − decay)·params, `decay` a Python float ("exp" with decay 0 keeps
+    the EMA equal to the parameters). "karras": ema + w_t·(params − ema) with
+    w_t = `karras_ema_weight(step, gamma)` (β_t = 1 − w_t), in each leaf's dtype, so a
+    parameter that does not change leaves its EMA exactly where it is."""
+    if kind == "exp":
+        return jax.tree.map(lambda e, p: decay * e + (1 - decay) * p, ema, params)
+    if kind == "karras":
+        w = karras_ema_weight(step, gamma)
+        return jax.tree.map(lambda e, p: (e + w * (p - e)).astype(e.dtype), ema, params)
+    raise ValueError(f"ema kind {kind!r}; expected one of {EMA_KINDS}")
 
 
 def init_state(params: Any, optimizer: optax.GradientTransformation) -> dict:
