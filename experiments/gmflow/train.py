@@ -45,9 +45,8 @@ def train_model(config, workdir: str, mesh, name: str, model: GMFlowMLP, batch_f
     guards.check_preempted(f"model {name}")
     task = training.make_task(
         model, example_x=example_x, batch_fn=batch_fn, batch_size=batch_size,
-        loss_kind=loss_kind, trans_ratio=trans_ratio, lr=config.optim.lr,
-        num_steps=config.train.num_steps, warmup=config.optim.warmup,
-        ema_decay=config.optim.ema_decay, num_classes=num_classes, p_uncond=p_uncond)
+        loss_kind=loss_kind, trans_ratio=trans_ratio, num_steps=config.train.num_steps,
+        optim_block=config.optim, num_classes=num_classes, p_uncond=p_uncond)
     t0 = time.time()
     loop = train_loop.LoopConfig.from_config(config.train)
     loop = dataclasses.replace(loop, seed=loop.seed + seed_offset)

@@ -19,10 +19,13 @@ PARTS = ("toy", "digits")
 FM_SOLVERS = ("euler", "heun", "ddpm")
 GM_SOLVERS = ("gm_sde", "gm_sde2", "gm_ode", "gm_ode2")
 TOYS = ("checkerboard", "gaussian_grid", "moons")
+SCHEDULES = ("constant", "cosine")
+EMA_KINDS = ("exp", "karras")
 # Names defined in modules that load JAX or numpy, copied so that config files load
 # without them (tests/common/test_config_imports.py checks each copy against its source).
 MIRRORS = {"FM_SOLVERS": "lib.gmflow.samplers:FM_SOLVERS",
-           "GM_SOLVERS": "lib.gmflow.samplers:GM_SOLVERS", "TOYS": "lib.gmflow.toys:TOYS"}
+           "GM_SOLVERS": "lib.gmflow.samplers:GM_SOLVERS", "TOYS": "lib.gmflow.toys:TOYS",
+           "SCHEDULES": "lib.common.optim:SCHEDULES", "EMA_KINDS": "lib.common.optim:EMA_KINDS"}
 
 
 KEYS: dict[str, Key] = {
@@ -35,7 +38,18 @@ KEYS: dict[str, Key] = {
     "parts": Key(("toy", "digits"), Names(PARTS)),
     "optim.lr": Key(0.001, Float(lo=0.0, lo_open=True, hi=1.0)),
     "optim.warmup": Key(200, Int(lo=0), was="optim.warmup_steps"),
+    # AdamW (no weight decay, β₁ 0.9) with global-norm clipping (0 = none): a linear warm-up
+    # from lr·warmup_from over `warmup` steps, then lr held ("constant") or cosine-decayed to
+    # lr·end_lr_factor; the EMA of the parameters (lib.common.optim.ema_update) is "exp" with
+    # the constant decay ema_decay or "karras", β_t = (1 − 1/t)^(ema_gamma + 1)
     "optim.ema_decay": Key(0.995, Float(lo=0.0, hi=1.0, hi_open=True)),
+    "optim.schedule": Key("cosine", Choice(SCHEDULES), before="cosine"),
+    "optim.end_lr_factor": Key(0.1, Float(lo=0.0, hi=1.0), before=0.1),
+    "optim.warmup_from": Key(0.0, Float(lo=0.0, hi=1.0), before=0.0),
+    "optim.clip": Key(10.0, Float(lo=0.0), before=10.0),
+    "optim.b2": Key(0.99, Float(lo=0.0, hi=1.0, hi_open=True), before=0.99),
+    "optim.ema_kind": Key("exp", Choice(EMA_KINDS), before="exp"),
+    "optim.ema_gamma": Key(7.0, Float(lo=0.0), before=7.0),
     "toy.datasets": Key(("checkerboard", "gaussian_grid"), Names(TOYS)),
     "toy.components": Key((1, 8, 64), Ints(lo=1)),
     "toy.grid_components": Key((8,), Ints(lo=1)),

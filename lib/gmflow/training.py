@@ -1,15 +1,17 @@
 """`lib.common.train_loop.Task`s of GMFlow: a GMFlow / flow-matching model (`make_task`)
 and the metric classifier of the image part (`make_classifier_task`).
 
-Model state: {"params", "opt_state", "ema", "step"}; AdamW with linear warm-up and cosine
-decay, global-norm clipping, an EMA of the parameters (decay 0 keeps it equal to the
-parameters). Class-conditional models drop labels to the null class with probability
-p_uncond (10% in the paper) so one network gives the conditional and unconditional GMs.
+Model state: {"params", "opt_state", "ema", "step"}; AdamW with a linear warm-up, then a
+constant or cosine-decayed rate, global-norm clipping, and an EMA of the parameters ("exp"
+with a constant decay, 0 keeping it equal to the parameters, or the power-function "karras"
+EMA), all set by the config's `optim` block (`optim_settings`). Class-conditional models
+drop labels to the null class with probability p_uncond (10% in the paper) so one network
+gives the conditional and unconditional GMs.
 The classifier: Adam on the cross-entropy, batches drawn uniformly with replacement.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +19,7 @@ import numpy as np
 import optax
 
 from lib.common import optim, train_loop
-from lib.gmflow import losses
+from lib.gmflow import config_schema, losses
 from lib.nn import tasks
 
 Array = jax.Array
@@ -28,22 +30,48 @@ CLASSIFIER_STREAM = 7
 IMAGE_STREAM = 11
 
 
-def optimizer_block(lr: float, warmup: int, clip: float = 10.0) -> dict:
-    """`optim.make_optimizer`'s block: AdamW (β₂ = 0.99, no decay), clipping, warm-up then
-    cosine decay to lr / 10."""
-    return dict(name="adamw", lr=lr, schedule="cosine", warmup=warmup, end_lr_factor=0.1,
-                clip=clip, b2=0.99)
+OPTIM_DEFAULTS = {k.split(".", 1)[1]: key.default for k, key in config_schema.KEYS.items()
+                  if k.startswith("optim.")}
+
+
+def optim_settings(block: Mapping) -> dict:
+    """A config's `optim` block (or part of one) with config_schema's defaults for the keys
+    it lacks; ValueError naming an unknown key."""
+    given = dict(block.items())
+    unknown = sorted(set(given) - set(OPTIM_DEFAULTS))
+    if unknown:
+        raise ValueError(f"optim block: unknown key(s) {unknown}; known: {sorted(OPTIM_DEFAULTS)}")
+    return {**OPTIM_DEFAULTS, **given}
+
+
+def optimizer_block(lr: float, warmup: int, clip: float = 10.0, *, schedule: str = "cosine",
+                    end_lr_factor: float = 0.1, warmup_from: float = 0.0,
+                    b2: float = 0.99) -> dict:
+    """`optim.make_optimizer`'s block: AdamW (no weight decay), clipping, a warm-up from
+    lr·warmup_from, then `schedule` (default: cosine decay to lr / 10, β₂ 0.99)."""
+    return dict(name="adamw", lr=lr, schedule=schedule, warmup=warmup, warmup_from=warmup_from,
+                end_lr_factor=end_lr_factor, clip=clip, b2=b2)
+
+
+def optimizer_block_from(block: Mapping) -> dict:
+    """`optimizer_block` for a config's `optim` block (`optim_settings`)."""
+    s = optim_settings(block)
+    return optimizer_block(s["lr"], s["warmup"], s["clip"], schedule=s["schedule"],
+                           end_lr_factor=s["end_lr_factor"], warmup_from=s["warmup_from"],
+                           b2=s["b2"])
 
 
 def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], batch_size: int,
-              loss_kind: str, trans_ratio: float, lr: float, num_steps: int, warmup: int,
-              ema_decay: float, num_classes: int = 0, p_uncond: float = 0.0,
+              loss_kind: str, trans_ratio: float, num_steps: int, optim_block: Mapping,
+              num_classes: int = 0, p_uncond: float = 0.0,
               t_min: float = 1e-4) -> train_loop.Task:
-    """A Task training `model` (a `networks.GMFlowMLP`) with the loss `loss_kind`.
+    """A Task training `model` (a `networks.GMFlowMLP`) with the loss `loss_kind`, the
+    optimiser and parameter EMA of `optim_block` (the config's `optim`; `optim_settings`).
 
     batch_fn(step) -> {"x": (B, G, C) float32[, "label": (B,) int32]}, deterministic in step.
     """
-    opt = optim.make_optimizer(optimizer_block(lr, warmup), num_steps)
+    s = optim_settings(optim_block)
+    opt = optim.make_optimizer(optimizer_block_from(s), num_steps)
     loss = losses.loss_fn(loss_kind, trans_ratio, t_min)
     conditional = num_classes > 0
     ex_x = jnp.asarray(example_x[:1])
@@ -65,7 +93,8 @@ def make_task(model, *, example_x: np.ndarray, batch_fn: Callable[[int], dict], 
 
         value, grads = jax.value_and_grad(objective)(state["params"])
         new = train_loop.apply_gradients(state, grads, opt)
-        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], new["params"])
+        ema = optim.ema_update(state["ema"], new["params"], new["step"], s["ema_kind"],
+                               s["ema_decay"], s["ema_gamma"])
         return ({**new, "ema": ema},
                 {"loss": value, "grad_norm": optax.tree.norm(grads)})
 

@@ -7,7 +7,7 @@ from lib.gmflow.config_schema import validate
 PATH = "configs/gmflow/gmflow.py"
 
 
-@pytest.mark.parametrize("variant", ["tiny", "quick", "paper", "seeds", "fashion"])
+@pytest.mark.parametrize("variant", ["tiny", "quick", "official", "paper", "seeds", "fashion"])
 def test_variants_validate(variant):
     validate(load_config(f"{PATH}:{variant}"))
 
