@@ -53,9 +53,15 @@ Variants:
   front_64_dt8_pf_fd4_m8_nonets_h2, _cnn_h2  the same two trained on the horizon the metric
           judges: windows 1 -> 3 -> 9 macro steps (2.0 time units), a (1 − correlation) term of
           weight 1, `jax.checkpoint` per macro step.
+  front_64_dt8_pf_fd4_m8_cnn_tuned  the local MaNN on top of the tuned classical program: the
+          stencils start at `fd4_tuned`'s 64² knobs for this micro step (fd4_tuned.json; 2 steps
+          per truth frame) and stay frozen; only the network trains.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
+import json
+import os
+
 from configs.multipdenet import _base
 from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
@@ -67,11 +73,21 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4",
             "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
             "front_64_dt8_pf_fd4_m8_cnn", "front_64_dt8_pf_fd4_m8_nonets_h2",
-            "front_64_dt8_pf_fd4_m8_cnn_h2")
+            "front_64_dt8_pf_fd4_m8_cnn_h2", "front_64_dt8_pf_fd4_m8_cnn_tuned")
 
 # A loss over the horizon the HCT metric judges (2.0 time units at ΔT = 0.224).
 HORIZON_LOSS = {"train.window": 9, "train.window_curriculum": (1, 3, 9), "train.corr_weight": 1.0,
                 "train.remat": True}
+
+TUNING_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "experiments", "multipdenet", "fd4_tuned.json")
+
+
+def tuned_knobs(n: int, steps: int) -> tuple[float, float]:
+    """(φ, θ) of `fd4_tuned` on an n² grid at `steps` steps per truth frame (TUNING_FILE)."""
+    with open(TUNING_FILE) as f:
+        tables = json.load(f)
+    return (float(tables["dispersion"][str(n)][str(steps)]), float(tables["theta"][str(n)][str(steps)]))
 
 
 def get_config(arg=None):
@@ -140,4 +156,7 @@ def get_config(arg=None):
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_nonets_h2", **HORIZON_LOSS}),
         "front_64_dt8_pf_fd4_m8_cnn_h2": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_cnn"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn_h2", **HORIZON_LOSS}),
+        "front_64_dt8_pf_fd4_m8_cnn_tuned": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_cnn"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn_tuned",
+            "model.stencil_init": tuned_knobs(64, 2), "train.freeze_stencils": True}),
     }, arg, default="quick")

@@ -16,7 +16,7 @@ from typing import Any
 import ml_collections
 
 from lib.common import config as config_lib
-from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Int, Ints, Key, Str
+from lib.common.config import REQUIRED, Bool, Choice, ConfigError, Float, Floats, Int, Ints, Key, Optional, Str
 from lib.pde import data_config
 
 MODELS = ("multipdenet", "fno", "unet", "coarse_solver")
@@ -32,6 +32,9 @@ KEYS: dict[str, Key] = {
     "model.integrator": Key("rk4", Choice(("rk4", "euler"))),
     "model.filter_mode": Key("symmetric", Choice(("symmetric", "free", "frozen"))),
     "model.filter_layout": Key("sum_rules", Choice(("sum_rules", "p2c2net", "fd4_taps"))),
+    # The `fd4_taps` stencil parameters at initialisation, (φ, θ): ∂x FD4's + φ·[1, −2, 0, 2, −1],
+    # ∂xx FD4's + θ·[1, −4, 6, −4, 1] (`classical.stencil_params`); None: FD4 (φ = θ = 0).
+    "model.stencil_init": Key(None, Optional(Floats()), before=None),
     "model.corrector_every": Key("stage", Choice(("stage", "micro", "macro")), before="stage"),
     "model.corrector": Key("fno", Choice(NETS)),
     "model.micro_net": Key("fno", Choice(NETS)),
@@ -65,6 +68,8 @@ KEYS: dict[str, Key] = {
     "train.noise_std": Key(0.0, Float(lo=0.0), before=0.0),
     "train.corr_weight": Key(0.0, Float(lo=0.0), before=0.0),
     "train.remat": Key(False, Bool(), before=False),
+    # Keep the stencil parameters at their initial values (only the networks train).
+    "train.freeze_stencils": Key(False, Bool(), before=False),
     "eval.n_steps": Key(-1, Int(lo=-1)),
     "eval.hct_threshold": Key(0.8, Float(lo=0.0, hi=1.0, lo_open=True, hi_open=True)),
     "eval.batch_size": Key(10, Int(lo=1)),
@@ -124,6 +129,11 @@ def _check_physics(config: ml_collections.ConfigDict) -> None:
     if coarse < 5:
         raise ConfigError(f"the coarse grid ({coarse} points) is smaller than the 5-point stencil filters")
     m = config.model
+    if m.stencil_init is not None and (len(m.stencil_init) != 2 or m.filter_layout != "fd4_taps"
+                           or m.filter_mode != "symmetric" or spec.pde == "kdv"):
+        raise ConfigError(f"config key 'model.stencil_init' = {tuple(m.stencil_init)} is not allowed; "
+                          "it is (φ, θ) of the 2-D 'fd4_taps' stencils (model.filter_layout='fd4_taps', "
+                          "model.filter_mode='symmetric')")
     uses = {"fno": [], "unet": []}
     if m.name == "multipdenet":
         for net in ("corrector", "micro_net", "macro_net"):

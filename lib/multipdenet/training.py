@@ -11,6 +11,9 @@ for long rollouts that go beyond the paper (each off by default):
 - a correlation term (`train.corr_weight`): w · mean over frames of 1 − Pearson correlation
   of prediction and label, the quantity the HCT metric thresholds;
 - `train.remat`: `jax.checkpoint` per macro step, for long windows.
+
+`model.stencil_init` starts the `fd4_taps` stencils at given (φ, θ) rather than at FD4, and
+`train.freeze_stencils` keeps them there (their gradient is zeroed; only the networks train).
 """
 from __future__ import annotations
 
@@ -114,6 +117,24 @@ def add_noise(u0: jax.Array, key: jax.Array, noise_std: float) -> jax.Array:
     return u0 + noise_std * rms * jax.random.normal(key, u0.shape, u0.dtype)
 
 
+def initial_stencils(params: Any, model_config) -> Any:
+    """`params` with the `fd4_taps` stencil parameters set to `model_config.stencil_init` = (φ, θ)
+    (∂x FD4's + φ·[1, −2, 0, 2, −1], ∂xx FD4's + θ·[1, −4, 6, −4, 1]); unchanged when it is None."""
+    if model_config.get("stencil_init") is None:
+        return params
+    phi, theta = model_config.stencil_init
+    filters = params["params"]["filters"]
+    set_to = {"first_order": phi, "second_order": theta}
+    new = {k: jnp.full_like(v, set_to[k]) if k in set_to else v for k, v in filters.items()}
+    return {**params, "params": {**params["params"], "filters": new}}
+
+
+def freeze_stencils(grads: Any) -> Any:
+    """`grads` with the stencil parameters' gradient zeroed (`params/filters/*`)."""
+    filters = jax.tree.map(jnp.zeros_like, grads["params"]["filters"])
+    return {**grads, "params": {**grads["params"], "filters": filters}}
+
+
 def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> train_loop.Task:
     block, t = optim_block(config), config.train
     opt = optim.make_optimizer(block, t.num_steps)
@@ -123,13 +144,15 @@ def make_task(config, emulator: emulators.Emulator, train_data: np.ndarray) -> t
     example = jnp.asarray(train_data[:1, 0])
 
     def init_state(key):
-        return optim.init_state(emulator.init(key, example), opt)
+        return optim.init_state(initial_stencils(emulator.init(key, example), config.model), opt)
 
     def train_step(state, batch, key):
         if t.noise_std:
             batch = {**batch, "u0": add_noise(batch["u0"], key, t.noise_std)}
         loss, grads = jax.value_and_grad(curriculum_loss, argnums=1)(
             emulator, state["params"], batch, state["step"], t.num_steps, windows, **levers)
+        if t.freeze_stencils:
+            grads = freeze_stencils(grads)
         return (train_loop.apply_gradients(state, grads, opt),
                 {"loss": loss, "grad_norm": optax.tree.norm(grads)})
 

@@ -49,7 +49,8 @@ def test_added_keys_come_from_the_schema():
     assert schema.ADDED_KEYS == {"model.corrector_every": "stage", "model.frame_stride": 1,
                                  "train.window_curriculum": (), "train.pushforward": 0,
                                  "train.noise_std": 0.0, "train.corr_weight": 0.0,
-                                 "train.remat": False}
+                                 "train.remat": False, "model.stencil_init": None,
+                                 "train.freeze_stencils": False}
 
 
 def test_the_tiny_variant_states_only_what_differs():
