@@ -103,7 +103,9 @@ def make_scorer(compensator: Callable, statistics: Mapping[str, Callable],
                 chunk: int = 256) -> Callable:
     """A function `ev -> {name: (B,)}` that rescales with `compensator(ev) -> (at_events,
     total)` and evaluates every statistic, `chunk` sequences at a time under one jit (it
-    compiles once per sequence length)."""
+    compiles once per sequence length). The chunks are cut and padded (with copies of the
+    last sequence) in NumPy on the host: as JAX operations outside the jit they would each
+    compile once per batch and sequence length."""
     names = list(statistics)
 
     @jax.jit
@@ -112,13 +114,14 @@ def make_scorer(compensator: Callable, statistics: Mapping[str, Callable],
         return jnp.stack([statistics[n](r) for n in names])
 
     def score(ev) -> dict[str, np.ndarray]:
+        ev = type(ev)(*(np.asarray(a) for a in ev))
         B = ev.times.shape[0]
         outs = []
         for start in range(0, B, chunk):
             part = type(ev)(*(a[start:start + chunk] for a in ev))
             b = part.times.shape[0]
             if b < chunk:
-                part = type(ev)(*(jnp.concatenate([a, jnp.repeat(a[-1:], chunk - b, 0)], 0)
+                part = type(ev)(*(np.concatenate([a, np.repeat(a[-1:], chunk - b, 0)], 0)
                                   for a in part))
             outs.append(np.asarray(run(part))[:, :b])
         out = np.concatenate(outs, axis=1)

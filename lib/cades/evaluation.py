@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.cades import baselines, conformal, report, scenarios as scen_lib
-from lib.tpp.events import trim
+from lib.tpp.events import Events, trim
 
 METHODS, SINGLE = report.METHODS, report.SINGLE
 
@@ -45,6 +45,12 @@ class Scorers:
         return self.cache[(model, h)]
 
 
+def on_host(ev: Events) -> Events:
+    """`ev` as NumPy arrays: trimming and cutting it into chunks are then NumPy slices, not
+    JAX operations that each compile once per batch and sequence length."""
+    return type(ev)(*(np.asarray(a) for a in ev))
+
+
 def method_p_values(cal: dict, test: dict) -> dict[str, np.ndarray]:
     """Two-sided conformal p-values of every single statistic, and CADES's Bonferroni p."""
     out = {s: np.asarray(conformal.two_sided_p(jnp.asarray(cal[s]), jnp.asarray(test[s])))
@@ -58,10 +64,11 @@ def auroc_sweep(config, scen: scen_lib.Scenario, scorer, block, tag: str) -> dic
     res = {m: np.zeros((block.num_seeds, len(block.etas))) for m in METHODS}
     for s in range(block.num_seeds):
         k_cal, k_id, k_ood = jax.random.split(run_key(config, tag, scen.name, str(s)), 3)
-        cal = scorer(trim(scen.sample_id(k_cal, block.n_cal)))
-        id_p = method_p_values(cal, scorer(trim(scen.sample_id(k_id, block.n_test))))
+        cal = scorer(trim(on_host(scen.sample_id(k_cal, block.n_cal))))
+        id_p = method_p_values(cal, scorer(trim(on_host(scen.sample_id(k_id, block.n_test)))))
         for e, eta in enumerate(block.etas):
-            ood = trim(scen.sample_ood(jax.random.fold_in(k_ood, e), block.n_test, float(eta)))
+            ood = trim(on_host(scen.sample_ood(jax.random.fold_in(k_ood, e), block.n_test,
+                                               float(eta))))
             ood_p = method_p_values(cal, scorer(ood))
             for m in METHODS:
                 res[m][s, e] = report.auroc(-id_p[m], -ood_p[m])
@@ -77,7 +84,7 @@ def fpr_study(config, setting: str, scen: scen_lib.Scenario, scorer) -> dict:
     rows = {m: [] for m in ("cades", "cades_conditional") + SINGLE}
     for b in range(f.num_blocks):
         k_data, k_perm = jax.random.split(run_key(config, "fpr", setting, str(b)))
-        sc = scorer(trim(scen.sample_id(k_data, f.block_size)))
+        sc = scorer(trim(on_host(scen.sample_id(k_data, f.block_size))))
         perms = jax.vmap(lambda k: jax.random.permutation(k, f.block_size))(
             jax.random.split(k_perm, f.reps_per_block))
         both = jnp.asarray(np.stack([sc["kl_arr"], sc["kl_int"]]))

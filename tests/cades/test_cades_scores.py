@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lib.cades import baselines, scores
+from lib.cades import baselines, evaluation, scores
 from lib.tpp import rescale
-from lib.tpp.events import from_lists
+from lib.tpp.events import from_lists, trim
 
 RNG = np.random.default_rng(0)
 SEQS = [np.sort(RNG.uniform(0, 20, size=n)) for n in (1, 2, 7, 30)] + [np.array([3.0, 3.0, 3.0])]
@@ -127,3 +127,21 @@ def test_make_scorer_is_chunk_invariant():
         np.testing.assert_allclose(a[k], b[k], rtol=1e-6)
     with pytest.raises(ValueError, match="unknown statistic"):
         baselines.statistic_fns(("kl_arr", "energy"), 0.1, 1.0)   # chi2 is known since issue 35
+
+
+def test_scorer_gives_the_same_statistics_from_host_arrays_and_with_more_padding_slots():
+    """The evaluation hands the scorer NumPy events (`evaluation.on_host`) trimmed to a
+    multiple of 64 slots: the same statistics as the JAX arrays with every slot kept."""
+    ev = from_lists(SEQS, None, 20.0)                                   # 5 sequences, 30 slots
+    comp = lambda e: (e.times * jnp.where(e.mask, 1.0, 0.0), e.t_max[:, None])
+    score = baselines.make_scorer(comp, baselines.statistic_fns(baselines.STATISTICS, 0.1, 1.0),
+                                  chunk=4)                               # 2 chunks, one padded
+    host = evaluation.on_host(ev)
+    assert all(isinstance(a, np.ndarray) for a in host)
+    wide = type(ev)(*(np.pad(a, [(0, 0), (0, 98)]) for a in host[:3]), host.t_max)  # 128 slots
+    trimmed = trim(wide)
+    assert trimmed.times.shape == (5, 64) and isinstance(trimmed.times, np.ndarray)
+    want = score(ev)
+    for got in (score(host), score(trimmed), score(wide)):
+        for k in baselines.STATISTICS:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-6, err_msg=k)
