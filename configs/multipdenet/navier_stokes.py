@@ -55,7 +55,7 @@ Variants:
           weight 1, `jax.checkpoint` per macro step.
   front_64_dt8_pf_fd4_m8_cnn_tuned  the local MaNN on top of the tuned classical program: the
           stencils start at `fd4_tuned`'s 64² knobs for this micro step (fd4_tuned.json; 2 steps
-          per truth frame) and stay frozen; only the network trains.
+          per truth frame) and stay frozen; only the network trains. _h2: with the horizon loss.
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -73,7 +73,8 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt8_pf_m6", "front_64_dt8_pf_frozen", "front_64_dt8_pf_fd4",
             "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
             "front_64_dt8_pf_fd4_m8_cnn", "front_64_dt8_pf_fd4_m8_nonets_h2",
-            "front_64_dt8_pf_fd4_m8_cnn_h2", "front_64_dt8_pf_fd4_m8_cnn_tuned")
+            "front_64_dt8_pf_fd4_m8_cnn_h2", "front_64_dt8_pf_fd4_m8_cnn_tuned",
+            "front_64_dt8_pf_fd4_m8_cnn_tuned_h2")
 
 # A loss over the horizon the HCT metric judges (2.0 time units at ΔT = 0.224).
 HORIZON_LOSS = {"train.window": 9, "train.window_curriculum": (1, 3, 9), "train.corr_weight": 1.0,
@@ -159,4 +160,6 @@ def get_config(arg=None):
         "front_64_dt8_pf_fd4_m8_cnn_tuned": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_cnn"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn_tuned",
             "model.stencil_init": tuned_knobs(64, 2), "train.freeze_stencils": True}),
+        "front_64_dt8_pf_fd4_m8_cnn_tuned_h2": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_cnn_tuned"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn_tuned_h2", **HORIZON_LOSS}),
     }, arg, default="quick")
