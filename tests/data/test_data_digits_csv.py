@@ -1,11 +1,14 @@
 """lib/data/images.load_digits reads scikit-learn's digits file without importing
 scikit-learn: the same images and labels as `sklearn.datasets.load_digits`."""
+import os
 import subprocess
 import sys
 
 import numpy as np
 
 from lib.data import images
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_digits_from_the_csv_equal_scikit_learns_loader():
@@ -21,5 +24,6 @@ def test_digits_from_the_csv_equal_scikit_learns_loader():
 def test_loading_digits_imports_no_scikit_learn():
     code = ("import sys\nfrom lib.data import images\nds = images.load_digits()\n"
             "print(len(ds), sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT)
     assert out.stdout.split() == ["1797", "[]"]
