@@ -56,6 +56,8 @@ Variants:
   front_64_dt8_pf_fd4_m8_cnn_tuned  the local MaNN on top of the tuned classical program: the
           stencils start at `fd4_tuned`'s 64² knobs for this micro step (fd4_tuned.json; 2 steps
           per truth frame) and stay frozen; only the network trains. _h2: with the horizon loss.
+  front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned  _nonets_h2 with its stencils started at those
+          knobs and free: does the loss keep the grid search's optimum or leave it?
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -74,7 +76,7 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
             "front_64_dt8_pf_fd4_m8_cnn", "front_64_dt8_pf_fd4_m8_nonets_h2",
             "front_64_dt8_pf_fd4_m8_cnn_h2", "front_64_dt8_pf_fd4_m8_cnn_tuned",
-            "front_64_dt8_pf_fd4_m8_cnn_tuned_h2")
+            "front_64_dt8_pf_fd4_m8_cnn_tuned_h2", "front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned")
 
 # A loss over the horizon the HCT metric judges (2.0 time units at ΔT = 0.224).
 HORIZON_LOSS = {"train.window": 9, "train.window_curriculum": (1, 3, 9), "train.corr_weight": 1.0,
@@ -162,4 +164,7 @@ def get_config(arg=None):
             "model.stencil_init": tuned_knobs(64, 2), "train.freeze_stencils": True}),
         "front_64_dt8_pf_fd4_m8_cnn_tuned_h2": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_cnn_tuned"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_cnn_tuned_h2", **HORIZON_LOSS}),
+        "front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_nonets_h2"), {
+            "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned",
+            "model.stencil_init": tuned_knobs(64, 2)}),
     }, arg, default="quick")
