@@ -17,8 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import report
-from lib.multipdenet import metrics
+from lib.common import cli, config as config_lib, paths as paths_lib, report
+from lib.multipdenet import data as data_lib, metrics
 from lib.pde import burgers, navier_stokes
 
 # What differs between the systems of the front: the truth dataset (configs/pde_data/<pde>.py
@@ -390,3 +390,29 @@ def interleaved_rounds(cases: list[dict], repeats: int) -> None:
             t0 = time.perf_counter()
             jax.block_until_ready(case["compiled"](case["params"], case["u0"]))
             case.setdefault("times", []).append(time.perf_counter() - t0)
+
+
+def truth_configs(system: str, tiny: bool, truth: str | None) -> list[str]:
+    """The dataset configs whose test ICs, concatenated, are the front's truth."""
+    base = f"configs/pde_data/{system}.py"
+    if tiny:
+        return [f"{base}:front_tiny"]
+    truth = truth or ("heldout" if system == "navier_stokes" else "front")
+    if truth == "heldout" and system == "navier_stokes":
+        _, variants = cli.file_variants(paths_lib.resolve(base))
+        return [f"{base}:{v}" for v in variants if v.startswith("heldout_")]
+    return [f"{base}:{v}" for v in truth.split(",")]
+
+
+def load_truth(configs: list[str], data_root: str) -> tuple[dict, list[tuple[str, np.ndarray]]]:
+    """(metadata, [(dataset path, test trajectories `(n_ics, T + 1, n, n, 2)`)]) of the
+    configs' test splits; their metadata must agree but for the seed."""
+    metas, parts = [], []
+    for c in configs:
+        data = data_lib.load_or_generate(config_lib.load_config(c), data_root)
+        metas.append(data["metadata"])
+        parts.append((data["path"], data["test"]))
+    strip = lambda m: {k: v for k, v in m.items() if k != "seed"}  # noqa: E731
+    if any(strip(m) != strip(metas[0]) for m in metas):
+        raise ValueError(f"the truth datasets {configs} differ in more than their seed")
+    return dict(metas[0], seed=[m["seed"] for m in metas] if len(metas) > 1 else metas[0]["seed"]), parts

@@ -34,6 +34,23 @@ def spectrum_error(e_point: np.ndarray, e_truth: np.ndarray, k_hi: int = K_HI) -
     return float(np.sqrt(np.mean((np.log(p) - np.log(t)) ** 2)))
 
 
+BANDS = ((1, 4), (5, 8), (9, 16), (17, 31))   # shell bands (inclusive) of a 64² grid's spectrum
+
+
+def band_energy_ratios(e_point: np.ndarray, e_truth: np.ndarray, bands=BANDS) -> list[float]:
+    """`Σ_{k∈band} E_point(k) / Σ_{k∈band} E_truth(k)` for each inclusive shell band `(a, b)` of
+    two spectra `(K,)`: 1 where the point holds the truth's energy, < 1 where it has lost some.
+    ValueError naming the band when it reaches past either spectrum or the truth has no energy."""
+    p, t = np.asarray(e_point, float), np.asarray(e_truth, float)
+    out = []
+    for a, b in bands:
+        if not 0 <= a <= b < min(len(p), len(t)) or t[a:b + 1].sum() <= 0:
+            raise ValueError(f"band ({a}, {b}) does not fit spectra of {len(p)} and {len(t)} shells "
+                             "with truth energy in it")
+        out.append(float(p[a:b + 1].sum() / t[a:b + 1].sum()))
+    return out
+
+
 def pdf_distance(h_point: np.ndarray, h_truth: np.ndarray) -> float:
     """L1 distance `Σ |p − q|` of two histograms on the same bins, each normalised to sum 1
     (0: the same distribution, 2: disjoint); 2 for an empty histogram (all non-finite)."""

@@ -60,9 +60,10 @@ from absl import flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from lib.common.cli import run_tool
-from lib.common import cli, config as config_lib, paths as paths_lib, report, workdir as wd
-from lib.multipdenet import classical, data as data_lib, emulators, fd4_tuning, front, front_plots
+from lib.common import config as config_lib, paths as paths_lib, report, workdir as wd
+from lib.multipdenet import classical, emulators, fd4_tuning, front, front_plots
 from lib.multipdenet import statistics as stats_lib
+from lib.multipdenet.front import load_truth, truth_configs
 from lib.multipdenet.runs import load_run
 from lib.pde import dataset as dataset_lib
 from lib.pde.data_config import spec_from_config
@@ -116,32 +117,6 @@ FLAGS = flags.FLAGS
 THRESHOLD = 0.8
 DEFAULT_FACTORS = {"navier_stokes": (1, 1.25, 1.5, 2, 3, 4, 6, 10), "burgers": (1, 1.5, 2)}
 STATS_FRAMES, STATS_START = 10, 10.0   # front frames per stats frame; statistics after t = 10
-
-
-def truth_configs(system: str, tiny: bool, truth: str | None) -> list[str]:
-    """The dataset configs whose test ICs, concatenated, are the front's truth."""
-    base = f"configs/pde_data/{system}.py"
-    if tiny:
-        return [f"{base}:front_tiny"]
-    truth = truth or ("heldout" if system == "navier_stokes" else "front")
-    if truth == "heldout" and system == "navier_stokes":
-        _, variants = cli.file_variants(paths_lib.resolve(base))
-        return [f"{base}:{v}" for v in variants if v.startswith("heldout_")]
-    return [f"{base}:{v}" for v in truth.split(",")]
-
-
-def load_truth(configs: list[str], data_root: str) -> tuple[dict, list[tuple[str, np.ndarray]]]:
-    """(metadata, [(dataset path, test trajectories `(n_ics, T + 1, n, n, 2)`)]) of the
-    configs' test splits; their metadata must agree but for the seed."""
-    metas, parts = [], []
-    for c in configs:
-        data = data_lib.load_or_generate(config_lib.load_config(c), data_root)
-        metas.append(data["metadata"])
-        parts.append((data["path"], data["test"]))
-    strip = lambda m: {k: v for k, v in m.items() if k != "seed"}  # noqa: E731
-    if any(strip(m) != strip(metas[0]) for m in metas):
-        raise ValueError(f"the truth datasets {configs} differ in more than their seed")
-    return dict(metas[0], seed=[m["seed"] for m in metas] if len(metas) > 1 else metas[0]["seed"]), parts
 
 
 def point_name(label: str, n: int, steps: int, default: int) -> str:
