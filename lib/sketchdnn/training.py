@@ -55,7 +55,7 @@ def make_diffusion_task(process: Process, model, x_train: np.ndarray, *, batch_s
 
         (value, parts), grads = jax.value_and_grad(objective, has_aux=True)(state["params"])
         new = train_loop.apply_gradients(state, grads, opt)
-        ema = jax.tree.map(lambda e, p: ema_decay * e + (1 - ema_decay) * p, state["ema"], new["params"])
+        ema = optim.ema_update(state["ema"], new["params"], new["step"], "exp", ema_decay)
         return ({**new, "ema": ema},
                 {"loss": value, **parts, "grad_norm": optax.tree.norm(grads)})
 
