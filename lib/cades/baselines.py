@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.cades import scores as sc
+from lib.tpp.events import on_host
 from lib.tpp.rescale import Rescaled, concatenate_marks, gaps
 
 STATISTICS = ("kl_arr", "kl_int", "ks_arrival", "ks_interevent", "sss", "chi2", "q_plus",
@@ -114,7 +115,7 @@ def make_scorer(compensator: Callable, statistics: Mapping[str, Callable],
         return jnp.stack([statistics[n](r) for n in names])
 
     def score(ev) -> dict[str, np.ndarray]:
-        ev = type(ev)(*(np.asarray(a) for a in ev))
+        ev = on_host(ev)
         B = ev.times.shape[0]
         outs = []
         for start in range(0, B, chunk):

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lib.cades import baselines, conformal, report, scenarios as scen_lib
-from lib.tpp.events import Events, trim
+from lib.tpp.events import on_host, trim
 
 METHODS, SINGLE = report.METHODS, report.SINGLE
 
@@ -43,12 +43,6 @@ class Scorers:
             stats = baselines.statistic_fns(SINGLE, *h)
             self.cache[(model, h)] = baselines.make_scorer(compensator, stats, self.config.eval.chunk)
         return self.cache[(model, h)]
-
-
-def on_host(ev: Events) -> Events:
-    """`ev` as NumPy arrays: trimming and cutting it into chunks are then NumPy slices, not
-    JAX operations that each compile once per batch and sequence length."""
-    return type(ev)(*(np.asarray(a) for a in ev))
 
 
 def method_p_values(cal: dict, test: dict) -> dict[str, np.ndarray]:

@@ -137,6 +137,12 @@ def compact(times: jnp.ndarray, marks: jnp.ndarray, keep: jnp.ndarray, t_max,
     return Events(t.astype(jnp.float32), m.astype(jnp.int32), kept, t_max)
 
 
+def on_host(ev: Events) -> Events:
+    """`ev` as NumPy arrays: slicing, trimming and padding it are then NumPy operations, not
+    JAX operations outside a jit that each compile once per batch and sequence length."""
+    return type(ev)(*(np.asarray(a) for a in ev))
+
+
 def trim(ev: Events, multiple: int = 64) -> Events:
     """Drop padding columns beyond the longest row (rounded up to `multiple`, so that jitted
     consumers see few distinct shapes)."""
