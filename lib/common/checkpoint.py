@@ -73,6 +73,7 @@ class Checkpointer:
         """Save `state` as `step` (asynchronous unless `wait`); a step saved twice is skipped."""
         if step in self._manager.all_steps():
             return
+        state = jax.tree.map(_host_if_replicated, state)
         self._manager.save(step, args=ocp.args.StandardSave(state), force=True)
         if wait:
             self._manager.wait_until_finished()
@@ -237,6 +238,17 @@ def _differences(stored: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     if len(out) > _SHOWN:
         out = out[:_SHOWN] + [f"and {len(out) - _SHOWN} more leaves"]
     return out
+
+
+def _host_if_replicated(x: Any) -> Any:
+    """A fully replicated jax.Array held by this process as one NumPy copy; any other leaf
+    unchanged. Orbax writes one replica of a replicated array by slicing it per device (a
+    small state on 8 devices: ~1.5 s of eager compiles per first save, against 0.04 s from
+    host memory); sharded and multi-host arrays keep Orbax's per-shard writes. Restores are
+    unchanged: they take their shardings from the target."""
+    if isinstance(x, jax.Array) and x.is_fully_addressable and x.is_fully_replicated:
+        return np.asarray(x)
+    return x
 
 
 def _abstract(x: Any) -> Any:

@@ -69,6 +69,28 @@ def test_checkpoint_round_trip_keeps_values_and_dtypes(tmp_path):
     ckpt.close()
 
 
+def test_replicated_and_sharded_leaves_restore_with_their_shardings(tmp_path):
+    """A replicated leaf is saved from one host copy, a sharded one by Orbax per shard; both
+    restore to the same values on the target's sharding."""
+    from lib.common import checkpoint
+    mesh = jax.sharding.Mesh(np.array(jax.devices()), ("d",))
+    replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    sharded = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d"))
+    n = len(jax.devices())
+    state = {"r": jax.device_put(np.arange(6.0, dtype=np.float32), replicated),
+             "s": jax.device_put(np.arange(2.0 * n, dtype=np.float32), sharded)}
+    host = jax.tree.map(checkpoint._host_if_replicated, state)
+    assert isinstance(host["r"], np.ndarray)
+    assert host["s"] is state["s"] if n > 1 else isinstance(host["s"], np.ndarray)
+    ckpt = Checkpointer(str(tmp_path / "c"), save_every=1)
+    ckpt.save(1, state, wait=True)
+    restored, _ = ckpt.restore_latest(state)
+    for key in state:
+        assert restored[key].sharding == state[key].sharding
+        np.testing.assert_array_equal(np.asarray(restored[key]), np.asarray(state[key]))
+    ckpt.close()
+
+
 def test_restore_step_reads_a_kept_step_and_names_the_kept_ones_otherwise(tmp_path):
     ckpt = Checkpointer(str(tmp_path / "c"), save_every=1, keep=2)
     for step in (1, 2, 3):
