@@ -26,7 +26,6 @@ from typing import Callable, Mapping, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import stats
 
 
 def two_sided_p(cal: jnp.ndarray, test: jnp.ndarray) -> jnp.ndarray:
@@ -59,6 +58,7 @@ def conditional_epsilon(n: int, alpha: float, delta: float, num_scores: int = 2,
     When n is too small for (α, δ) no finite ε works: ValueError if `strict`, else inf (the
     test then never rejects, which trivially holds the level).
     """
+    from scipy import stats      # 0.8 s to import; only these two bounds need it
     M = num_scores
     k_best = 0
     for k in range(1, (n + 1) // 2 + 1):
@@ -78,6 +78,7 @@ def conditional_epsilon(n: int, alpha: float, delta: float, num_scores: int = 2,
 def conditional_fpr_quantile(n: int, alpha: float, delta: float, epsilon: float,
                              num_scores: int = 2) -> float:
     """The (1 − δ/M) quantile bound M · Beta.ppf(1 − δ/M; 2k, n+1−2k) on FPR | D_cal."""
+    from scipy import stats
     M = num_scores
     k = int(np.floor(alpha * (n + 1) / (2 * M * (1.0 + epsilon))))
     if k == 0:
