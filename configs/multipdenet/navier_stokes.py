@@ -58,6 +58,9 @@ Variants:
           per truth frame) and stay frozen; only the network trains. _h2: with the horizon loss.
   front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned  _nonets_h2 with its stencils started at those
           knobs and free: does the loss keep the grid search's optimum or leave it?
+  front_64_dt8_pf_fd4_m8_cnn_h2_large, _cnn_tuned_h2_large  the two network forms trained on
+          `front_train_64_large` (120 trajectories of 6 time units, 12× the data): does more data
+          let the local MaNN add HCT?
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
@@ -76,7 +79,8 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
             "front_64_dt8_pf_fd4_m8", "front_64_dt8_pf_fd4_m7", "front_64_dt8_pf_fd4_m8_nonets",
             "front_64_dt8_pf_fd4_m8_cnn", "front_64_dt8_pf_fd4_m8_nonets_h2",
             "front_64_dt8_pf_fd4_m8_cnn_h2", "front_64_dt8_pf_fd4_m8_cnn_tuned",
-            "front_64_dt8_pf_fd4_m8_cnn_tuned_h2", "front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned")
+            "front_64_dt8_pf_fd4_m8_cnn_tuned_h2", "front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned",
+            "front_64_dt8_pf_fd4_m8_cnn_h2_large", "front_64_dt8_pf_fd4_m8_cnn_tuned_h2_large")
 
 # A loss over the horizon the HCT metric judges (2.0 time units at ΔT = 0.224).
 HORIZON_LOSS = {"train.window": 9, "train.window_curriculum": (1, 3, 9), "train.corr_weight": 1.0,
@@ -91,6 +95,15 @@ def tuned_knobs(n: int, steps: int) -> tuple[float, float]:
     with open(TUNING_FILE) as f:
         tables = json.load(f)
     return (float(tables["dispersion"][str(n)][str(steps)]), float(tables["theta"][str(n)][str(steps)]))
+
+
+def on_data(cfg, data_variant: str):
+    """`cfg` trained on the `data_variant` dataset instead, tagged `<tag>_large` style."""
+    cfg = cfg.copy_and_resolve_references()
+    with cfg.unlocked():
+        cfg.dataset = data.get_config(data_variant)
+        cfg.tag = f"{cfg.tag}_{data_variant.rsplit('_', 1)[-1]}"
+    return cfg
 
 
 def get_config(arg=None):
@@ -167,4 +180,7 @@ def get_config(arg=None):
         "front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned": lambda: config_lib.apply_overrides(get_config("front_64_dt8_pf_fd4_m8_nonets_h2"), {
             "tag": "navier_stokes_front_64_dt8_pf_fd4_m8_nonets_h2_from_tuned",
             "model.stencil_init": tuned_knobs(64, 2)}),
+        **{f"front_64_dt8_pf_fd4_m8_{v}_large": (lambda v=v: on_data(
+            get_config(f"front_64_dt8_pf_fd4_m8_{v}"), "front_train_64_large"))
+           for v in ("cnn_h2", "cnn_tuned_h2")},
     }, arg, default="quick")
