@@ -64,13 +64,11 @@ Variants:
 Generalisation (unseen Re, forcing, the [0, 4π]² domain) uses the same trained workdir
 with `tools/multipdenet_transfer.py`.
 """
-import json
-import os
-
 from configs.multipdenet import _base
 from configs.pde_data import navier_stokes as data
 from lib.multipdenet.config_schema import config, validate  # noqa: F401  (validate: the config test)
 from lib.common import config as config_lib
+from lib.multipdenet import tuning
 
 VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "front_64_dt2",
             "front_64_dt4", "front_64_dt2_long", "front_64_dt2_w8", "front_64_dt2_pf",
@@ -86,15 +84,12 @@ VARIANTS = ("tiny", "quick", "paper", "front", "front_64", "front_64_small", "fr
 HORIZON_LOSS = {"train.window": 9, "train.window_curriculum": (1, 3, 9), "train.corr_weight": 1.0,
                 "train.remat": True}
 
-TUNING_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                           "experiments", "multipdenet", "fd4_tuned.json")
-
 
 def tuned_knobs(n: int, steps: int) -> tuple[float, float]:
-    """(φ, θ) of `fd4_tuned` on an n² grid at `steps` steps per truth frame (TUNING_FILE)."""
-    with open(TUNING_FILE) as f:
-        tables = json.load(f)
-    return (float(tables["dispersion"][str(n)][str(steps)]), float(tables["theta"][str(n)][str(steps)]))
+    """(φ, θ), the `model.stencil_init` order, of `fd4_tuned` on an n² grid at `steps` steps
+    per truth frame."""
+    theta, phi = tuning.tuned_knobs(n, steps)
+    return phi, theta
 
 
 def on_data(cfg, data_variant: str):

@@ -7,5 +7,6 @@
 - `metrics.py`: RMSE, MAE, MNAD, correlation per step, HCT.
 - `config_schema.py` (keys: default + rule), `training.py`, `evaluation.py`, `runs.py`
   (`setup`, `load_run`), `report.py`, `sweeps.py`: the experiment's pieces.
-- `front.py`, `attractor.py`: the cost–accuracy front and the attractor warm-up.
+- `front.py`, `attractor.py`: the cost–accuracy front and the attractor warm-up;
+  `classical.py` its classical families, `tuning.py` the tuned FD4 knobs' file (no JAX).
 """

@@ -37,9 +37,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lib.common import workdir as wd
 from lib.multipdenet import emulators
 from lib.multipdenet import model as mpn
+from lib.multipdenet import tuning
 from lib.pde import burgers, burgers_spectral, navier_stokes
 
 # (family, label, marker) per system, in the front's order.
@@ -51,8 +51,7 @@ FAMILIES = {
 }
 OPTIONAL = {"jax_cfd": ("jax_cfd", "bench")}   # family -> (module, setup.cfg extra)
 MARGIN = 0.95                                   # the step stays 5 % under the limit
-TUNING_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                           "experiments", "multipdenet", "fd4_tuned.json")
+TUNING_FILE, tuned_knobs = tuning.TUNING_FILE, tuning.tuned_knobs   # the tuning file's reader
 
 
 def available(family: str) -> bool:
@@ -100,18 +99,6 @@ def implied_bound(meta: Mapping[str, Any], family: str, n: int, steps: int) -> f
     where the limit is advective (∝ 1 / bound): every family the sweep reaches."""
     v0 = meta["params"]["max_velocity"] if meta["pde"] == "navier_stokes" else 2.0
     return v0 * min(1.0, MARGIN * stable_dt(meta, family, n) * steps / meta["frame_dt"])
-
-
-def tuned_knobs(n: int, steps: int, path: str = TUNING_FILE) -> tuple[float, float]:
-    """`fd4_tuned`'s (θ, φ) on an `n`² grid at `steps` steps per frame, from the tuning file
-    (`{"theta": {"<n>": {"<steps>": θ}}, "dispersion": {...: φ}}`); ValueError naming the
-    file when it has none."""
-    try:
-        tables = wd.read_json(path)
-        return tuple(float(tables[k][str(n)][str(steps)]) for k in ("theta", "dispersion"))
-    except (OSError, KeyError, ValueError, TypeError) as e:
-        raise ValueError(f"{path}: no tuned stencil for {n}² at {steps} steps per frame ({e!r}); "
-                         f"run tools/bench/multipdenet_front.py --tune_fd4") from None
 
 
 def build(meta: Mapping[str, Any], family: str, n: int, steps: int,
