@@ -230,8 +230,9 @@ PAPERS = (
           "yes", "the released code's protocol and EpiGNN's split",
           "Results (measured here)",
           "README.md#EARTH vs EpiGNN under EpiGNN's protocol (`official`)",
-          sources=(Source("results_official_dynamics_h5.json", "us_regions.at_or_below_epignn",
-                          "official", "US-Regions h = 5 only, released dynamics, 3 seeds: "
+          sources=(Source("results_official_dynamics_us_regions.json",
+                          "us_regions.at_or_below_epignn", "official",
+                          "US-Regions h = 5/10/15, released dynamics, 3 seeds: worst "
                           "EpiGNN − EARTH RMSE {min_margin:.0f}"),)),
     Paper("spurious_ridge", "Spurious correlations in high-dimensional ridge regression",
           "ridge's spurious correlation follows a deterministic equivalent; the loss-optimal "
