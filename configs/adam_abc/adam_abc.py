@@ -25,7 +25,7 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "adam_abc_tiny", "num_runs": 64, "problem.dim": 4,
+            {"tag": "adam_abc_tiny", "mesh.data": 1, "num_runs": 64, "problem.dim": 4,
              "problem.nonconvex_rows": 8, "problem.n": 32,
              "rate.settings": ("quadratic-gaussian",),
              "rate.extra": ("quadratic-skewed/adam_const_beta2",),

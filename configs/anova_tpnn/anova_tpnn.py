@@ -35,7 +35,7 @@ OFFICIAL_EPOCHS = 1000.0   # at 100 and 300 the baselines still selected (near) 
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "anova_tpnn_tiny", "datasets": ("synth_reg", "diabetes"),
+            {"tag": "anova_tpnn_tiny", "mesh.data": 1, "datasets": ("synth_reg", "diabetes"),
              "batch_size": 64, "data.synth_n": 300, "data.breast_features": 6,
              "data.madelon_n": 200, "data.madelon_features": 12, "model.num_units": 4,
              "model.nam_hidden": (8,), "model.nbm_hidden": (16,), "model.nbm_bases": 8,

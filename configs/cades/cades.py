@@ -34,7 +34,7 @@ def _etas(n):
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "cades_tiny", "spp.families": ("self_correcting",), "spp.max_len": 256,
+            {"tag": "cades_tiny", "mesh.data": 1, "spp.families": ("self_correcting",), "spp.max_len": 256,
              "spp.max_len_hawkes": 256, "spp.etas": (0.0, 0.8), "spp.n_cal": 40,
              "spp.n_test": 24, "spp.num_seeds": 2, "multivariate.scenarios": ("server_stop",),
              "multivariate.t_max": 10.0, "multivariate.max_len": 256,

@@ -25,7 +25,7 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "cl_similarity_tiny", "theory.n": 8, "theory.d": 16, "theory.steps": 200,
+            {"tag": "cl_similarity_tiny", "mesh.data": 1, "theory.n": 8, "theory.d": 16, "theory.steps": 200,
              "theory.siglip_biases": (0.0,), "theory.batch_sizes": (4,),
              "ssl.datasets": ("digits",), "ssl.batch_sizes": (16,), "ssl.epochs": 1,
              "digits.num_images": 200, "fashion_mnist.num_images": 300,

@@ -35,7 +35,7 @@ def _widths(widths):
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "dsl_tiny", "datasets": ("wine",), "data.fractions": (0.25, 1.0),
+            {"tag": "dsl_tiny", "mesh.data": 1, "datasets": ("wine",), "data.fractions": (0.25, 1.0),
              "data.num_seeds": 1, "model.num_modes": 8, "model.num_nodes": 12,
              **_widths((8,)), "model.ode_steps": 4, "model.solver": "tsit5",
              "optim.batch_size": 8, "toy.num_steps": 4, "toy.grid": 6, "train.num_steps": 6,

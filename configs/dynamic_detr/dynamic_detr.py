@@ -42,7 +42,7 @@ VARIANTS = ("tiny", "quick", "cpu_long", "gpu", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "dynamic_detr_tiny", "train.num_steps": 2, "train.log_every": 1,
+            {"tag": "dynamic_detr_tiny", "mesh.data": 1, "train.num_steps": 2, "train.log_every": 1,
              "train.checkpoint_every": 2, "data.num_classes": 3, "data.min_scale": 6,
              "data.max_scale": 14, "data.batch_size": 2, "data.val_images": 4,
              "model.widths": (8, 8), "model.dim": 8, "model.heads": 1, "model.enc_layers": 1,

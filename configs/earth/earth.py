@@ -41,7 +41,7 @@ OFFICIAL_MAX_EPOCHS = 150
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "earth_tiny", "datasets": ("simulated",), "data.window": 8,
+            {"tag": "earth_tiny", "mesh.data": 1, "datasets": ("simulated",), "data.window": 8,
              "data.horizons": (2, 4), "data.negative_counts": "error", "sim.num_regions": 6,
              "sim.num_weeks": 120, "model.hidden": 8, "model.baseline_hidden": 8,
              "model.heads": 2, "model.solver": "rk4", "optim.lr": 3e-3, "optim.batch_size": 8,

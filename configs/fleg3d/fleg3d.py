@@ -56,7 +56,7 @@ QUICK_CLASSES = ("sphere", "cube", "cylinder", "cone", "torus", "table", "chair"
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "fleg3d_tiny", "train.num_steps": 30, "train.log_every": 10,
+            {"tag": "fleg3d_tiny", "mesh.data": 1, "train.num_steps": 30, "train.log_every": 10,
              "train.checkpoint_every": 30,
              "data.classes": ("sphere", "cube", "table", "chair", "mug", "lamp"),
              "data.base_classes": 4, "data.ways": 2, "data.shots": 2, "data.num_points": 64,

@@ -59,7 +59,7 @@ OFFICIAL = {"optim.b2": 0.999, "optim.clip": 0.0, "optim.ema_gamma": 7.0,
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "gmflow_tiny", "digits.batch_size": 32, "digits.cfg_scales": (1.0, 3.0),
+            {"tag": "gmflow_tiny", "mesh.data": 1, "digits.batch_size": 32, "digits.cfg_scales": (1.0, 3.0),
              "digits.classifier_steps": 20, "digits.components": 2, "digits.depth": 1,
              "digits.nfes": (2,), "digits.pg_scales": (0.0, 0.5), "digits.samples_per_class": 5,
              "digits.substep_budget": 4, "digits.width": 32, "optim.ema_decay": 0.9,

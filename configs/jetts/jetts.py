@@ -27,7 +27,7 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "jetts_tiny", "arithmetic.digits": 2, "arithmetic.num_queries": 4,
+            {"tag": "jetts_tiny", "mesh.data": 1, "arithmetic.digits": 2, "arithmetic.num_queries": 4,
              "arithmetic.num_tree_queries": 2, "generator.num_train": 64,
              "generator.batch_size": 16, "generator.model.d_model": 32,
              "generator.model.num_layers": 1, "generator.model.d_ff": 64,

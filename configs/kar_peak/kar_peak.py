@@ -24,7 +24,7 @@ VARIANTS = ("tiny", "quick", "quick_colour", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "kar_peak_tiny", "train.num_steps": 40, "train.log_every": 2,
+            {"tag": "kar_peak_tiny", "mesh.data": 1, "train.num_steps": 40, "train.log_every": 2,
              "train.checkpoint_every": 20, "data.images": ("camera",), "data.size": 16,
              "data.masks": ("random", "patch"), "data.patch_size": 2,
              "methods": ("rff", "peak+kar"), "inr.width": 16, "inr.depth": 2,

@@ -60,7 +60,7 @@ def _nets(steps, batch, lr):
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "latent_ate_tiny", "data.name": "digits", "data.pretrain_size": 100,
+            {"tag": "latent_ate_tiny", "mesh.data": 1, "data.name": "digits", "data.pretrain_size": 100,
              "data.label_classes": (0, 1, 2, 3, 4), "data.pixel_pool": 1,
              **_nets(40, 64, 3e-3), "pretrain.cnn.latent_dim": 32,
              "pretrain.cnn.channels": (8, 16), "pretrain.pixel_ae.latent_dim": 4,

@@ -20,7 +20,7 @@ VARIANTS = ("tiny", "quick", "paper")
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "lm_tiny", "task.digits": 2, "task.num_train": 512, "model.d_model": 32,
+            {"tag": "lm_tiny", "mesh.data": 1, "task.digits": 2, "task.num_train": 512, "model.d_model": 32,
              "model.num_layers": 2, "model.num_heads": 2, "model.d_ff": 64, "model.max_len": 48,
              "optim.lr": 0.003, "optim.warmup": 5, "train.num_steps": 60,
              "train.log_every": 10, "train.checkpoint_every": 30, "train.batch_size": 16,

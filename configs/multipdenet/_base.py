@@ -7,7 +7,7 @@ import ml_collections
 from lib.multipdenet.config_schema import config
 
 # Seconds, for tests (8-row batches so they split over the 8 fake test devices).
-TINY = {"train.num_steps": 4, "train.window": 2, "train.batch_size": 8, "optim.lr": 1e-3,
+TINY = {"mesh.data": 1, "train.num_steps": 4, "train.window": 2, "train.batch_size": 8, "optim.lr": 1e-3,
         "model.fno_modes": 4, "model.fno_width": 4, "baseline.fno_modes": 4,
         "baseline.fno_width": 8, "baseline.fno_depth": 2, "model.unet_features": (4, 8),
         "baseline.unet_features": (4, 8), "train.log_every": 2, "train.checkpoint_every": 2,

@@ -44,7 +44,7 @@ OFFICIAL_TRAINING = {"loss.ce_mean": "slots_and_classes", "optim.lr": 1e-4,
 def get_config(arg=None):
     return variant_config({
         "tiny": lambda: config(
-            {"tag": "sketchdnn_tiny", "train.num_steps": 4, "train.log_every": 2,
+            {"tag": "sketchdnn_tiny", "mesh.data": 1, "train.num_steps": 4, "train.log_every": 2,
              "train.checkpoint_every": 4, "data.num_slots": 6, "data.min_primitives": 4,
              "data.max_primitives": 6, "data.families": ("rectangle", "slot", "arch"),
              "data.num_train": 64, "data.num_test": 16, "diffusion.num_steps": 40,

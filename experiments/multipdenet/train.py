@@ -37,7 +37,8 @@ def train_and_evaluate(config, workdir: str) -> dict:
     """Run the experiment in `workdir`; returns the results dict, whose "baselines" holds
     the classical solver's scores when the model is learned (`guards.Preempted` on SIGTERM:
     nothing is written, the same command resumes)."""
-    run = setup(config, workdir, data_mesh=mesh_lib.make_mesh() if jax.device_count() > 1 else None)
+    mesh = mesh_lib.make_mesh(config.mesh.data, config.mesh.model)
+    run = setup(config, workdir, data_mesh=mesh if mesh.size > 1 else None)
     data, metadata, emulator, primary = run.data, run.metadata, run.emulator, mesh_lib.is_primary()
     logging.info("dataset %s (%s): train %s, test %s", data["path"],
                  "cached" if data["cached"] else "generated", data["train"].shape, data["test"].shape)

@@ -20,10 +20,17 @@ MODEL = "model"
 
 
 def make_mesh(data: int = -1, model: int = 1, devices=None) -> Mesh:
-    """A ("data", "model") mesh over `devices` (default: all); `data=-1` takes what `model` leaves.
+    """A ("data", "model") mesh over `devices` (default: all of them).
 
-    Raises ValueError when the sizes do not multiply to the device count.
+    `data=-1` takes what `model` leaves. A positive `data` with data × model below the device
+    count spans the first data × model devices: part of a host (one GPU of eight, one of the
+    tests' eight fake CPU devices; one process only). ValueError when the sizes do not fit.
     """
+    if devices is None and data > 0 and model >= 1 and data * model < jax.device_count():
+        if jax.process_count() > 1:
+            raise ValueError(f"mesh data={data} x model={model} covers part of the "
+                             f"{jax.device_count()} devices of a multi-process run; use data=-1")
+        devices = jax.devices()[:data * model]
     n = len(devices) if devices is not None else jax.device_count()
     if model < 1 or n % model:
         raise ValueError(f"mesh.model = {model} must be >= 1 and divide the {n} devices")

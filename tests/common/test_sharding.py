@@ -37,8 +37,11 @@ def test_eight_device_data_parallel_step_matches_one_device():
 def test_mesh_shapes_and_errors():
     assert dict(mesh_lib.make_mesh().shape) == {"data": 8, "model": 1}
     assert dict(mesh_lib.make_mesh(model=2).shape) == {"data": 4, "model": 2}
+    part = mesh_lib.make_mesh(data=3)          # the first 3 of the 8 devices
+    assert dict(part.shape) == {"data": 3, "model": 1}
+    assert list(part.devices.flat) == jax.devices()[:3]
     with pytest.raises(ValueError, match="does not match the 8 devices"):
-        mesh_lib.make_mesh(data=3)
+        mesh_lib.make_mesh(data=9)
     with pytest.raises(ValueError, match="divide the 8 devices"):
         mesh_lib.make_mesh(model=3)
     with pytest.raises(ValueError, match="divisible by the data-axis size 8"):
