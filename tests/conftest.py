@@ -16,12 +16,6 @@ or quick) is shared by the xdist workers and every subprocess and notebook kerne
 session is loaded, not compiled, by the next process that needs it. Set
 JAX_COMPILATION_CACHE_DIR yourself to keep a cache across sessions, or
 JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
-
-Under xdist (`-n auto --dist loadfile`) the files go to the workers costliest first, by the
-seconds in `tests/file_costs.json` (`tools/test_budget.py --costs`; a file not listed counts
-as 0 and keeps its place among those): longest-first keeps a long file from starting when the
-other worker is about to run out of work. xdist's own reordering (by the number of tests in
-a file) is turned off for it.
 """
 import os
 
@@ -40,12 +34,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 for _name, _value in CACHE_WRITE_ALL.items():
     os.environ.setdefault(_name, _value)
 
-import json  # noqa: E402
-
 import jax  # noqa: E402  (after the environment it reads)
 import pytest  # noqa: E402
-
-FILE_COSTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "file_costs.json")
 
 jax.config.update("jax_num_cpu_devices", 8)
 
@@ -62,15 +52,3 @@ def pytest_configure(config):
     jax.config.update("jax_compilation_cache_dir", os.environ[CACHE_ENV])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    if hasattr(config.option, "loadscopereorder"):      # xdist's order by test count: off
-        config.option.loadscopereorder = False
-
-
-def pytest_collection_modifyitems(config, items):
-    """Under xdist, the test files costliest first (`FILE_COSTS`); tests keep their order
-    within a file, and files without a cost keep theirs after the costed ones."""
-    if not os.environ.get("PYTEST_XDIST_WORKER") or not os.path.isfile(FILE_COSTS):
-        return
-    with open(FILE_COSTS) as f:
-        costs = json.load(f)
-    items.sort(key=lambda item: -costs.get(item.nodeid.split("::", 1)[0], 0.0))

@@ -68,29 +68,3 @@ def test_a_real_run_is_measured_and_written(tmp_path):
     assert len(calls) == 1 and calls[0]["nodeid"].endswith("test_probe.py::test_busy")
     assert calls[0]["seconds"] > 0.05
     assert "test_busy" in open(os.path.join(out, "budget.md")).read()
-
-
-def test_costs_merge_replaces_measured_files_drops_missing_ones_and_sorts(tmp_path, monkeypatch):
-    (tmp_path / "tests").mkdir()
-    for name in ("test_a.py", "test_b.py", "test_c.py"):
-        (tmp_path / "tests" / name).write_text("")
-    monkeypatch.setattr(test_budget, "ROOT", str(tmp_path))
-    path = str(tmp_path / "costs.json")
-    with open(path, "w") as f:
-        json.dump({"tests/test_a.py": 5.0, "tests/test_b.py": 1.0, "tests/gone.py": 9.0}, f)
-    files = test_budget.summarise(test_budget.parse_durations(
-        "== slowest durations ==\n7.25s call tests/test_b.py::t\n0.5s setup tests/test_c.py::t\n"
-        "== 2 passed in 8s ==\n"))["files"]
-    costs = test_budget.merge_costs(path, files)
-    assert list(costs.items()) == [("tests/test_b.py", 7.2), ("tests/test_a.py", 5.0),
-                                   ("tests/test_c.py", 0.5)]
-    with open(path) as f:
-        assert json.load(f) == costs
-
-
-def test_committed_file_costs_name_only_test_files_that_exist():
-    with open(os.path.join(test_budget.ROOT, "tests", "file_costs.json")) as f:
-        costs = json.load(f)
-    assert costs and all(v >= 0 for v in costs.values())
-    missing = [k for k in costs if not os.path.isfile(os.path.join(test_budget.ROOT, k))]
-    assert not missing, f"tests/file_costs.json names files that are gone: {missing}"

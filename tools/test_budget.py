@@ -11,11 +11,6 @@ time. CPU time is what adds up to the suite's wall time on idle cores; wall time
 machine is not. With `--log`, a file holding pytest's output of a `--durations=0` run is read
 instead (no CPU figure). Writes `<out>/budget.json` and `<out>/budget.md`, and prints the
 markdown. A module fixture's cost shows as the setup of the first test that uses it.
-
-`--costs=tests/file_costs.json` also merges the per-file totals into that file (files measured
-now replace their entries, files no longer on disk are dropped): `tests/conftest.py` hands the
-xdist workers the costliest files first, so no long file starts when the other worker is
-about to run out of work.
 """
 from __future__ import annotations
 
@@ -85,23 +80,6 @@ def summarise(rows: list[dict], top: int = 30) -> dict:
             "total_s": round(sum(r["seconds"] for r in rows), 2)}
 
 
-def merge_costs(path: str, files: list[dict]) -> dict:
-    """{test file: seconds} of `path` with `files` (summarise's per-file totals) merged in,
-    costliest first; written to `path` atomically and returned."""
-    costs = {}
-    if os.path.isfile(path):
-        with open(path) as f:
-            costs = json.load(f)
-    costs.update({d["name"]: round(d["total"], 1) for d in files})
-    costs = {k: v for k, v in sorted(costs.items(), key=lambda kv: (-kv[1], kv[0]))
-             if os.path.isfile(os.path.join(ROOT, k))}
-    with open(path + ".tmp", "w") as f:
-        json.dump(costs, f, indent=0)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
-    return costs
-
-
 def run_pytest(path: str, extra: list[str]) -> dict:
     """Run pytest on `path` in a child process; {"path", "returncode", "cpu_s", "wall_s",
     "rows", "tail"}."""
@@ -151,8 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="folder for budget.json and budget.md")
     parser.add_argument("--log", help="read this saved pytest output instead of running pytest")
     parser.add_argument("--top", type=int, default=30, help="how many slowest rows (default 30)")
-    parser.add_argument("--costs", help="merge the per-file totals into this JSON "
-                                        "(tests/file_costs.json: the order xdist gets files in)")
     parser.add_argument("--pytest_args", default="",
                         help="extra pytest arguments, space separated (e.g. '-p no:xdist')")
     args = parser.parse_args(argv)
@@ -181,8 +157,6 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "budget.json"), "w") as f:
         json.dump(report, f, indent=1)
-    if args.costs:
-        merge_costs(args.costs, report["summary"]["files"])
     text = markdown(report)
     with open(os.path.join(args.out, "budget.md"), "w") as f:
         f.write(text)
