@@ -93,7 +93,8 @@ def tuned_knobs(n: int, steps: int) -> tuple[float, float]:
 
 
 def on_data(cfg, data_variant: str):
-    """`cfg` trained on the `data_variant` dataset instead, tagged `<tag>_large` style."""
+    """`cfg` trained on the configs/pde_data `data_variant` dataset instead; its tag gains the
+    variant's last word (front_train_64_large: `<tag>_large`)."""
     cfg = cfg.copy_and_resolve_references()
     with cfg.unlocked():
         cfg.dataset = data.get_config(data_variant)
