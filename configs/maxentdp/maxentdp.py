@@ -32,6 +32,10 @@ Variants:
           official (256, 256) / batch 256 / 50 × 20 log-prob draws do not fit 2 shared CPU
           cores. 2,500-step chunks (checkpointed, so a run stopped by `run.time_budget_s`
           resumes).
+  official_full  `official` with the official code's sizes as well: K = 500 QNE candidates,
+          T = 20, 50 log-prob draws at each of the 20 levels, (256, 256) networks, batch 256
+          (the paper's time MLP and Fourier features): for an accelerator (one CPU core: see
+          experiments/maxentdp/README.md); resumable across runs with `run.time_budget_s`.
 The state-value backup of the critics' target is `agent.backup`: "policy" (soft policy
 evaluation with a' ~ π, the paper's) or "softmax" (soft Q-learning's α log ∫ exp(Q/α) da by
 `agent.backup_samples` uniform actions; README, "Multi-goal with the soft-max backup").
@@ -41,7 +45,7 @@ Pick environments with --config.envs="('multigoal',)" and agents with
 from lib.common.config import variant_config
 from lib.maxentdp.config_schema import config, validate  # noqa: F401  (defaults, rules: KEYS)
 
-VARIANTS = ("tiny", "quick", "paper", "gpu", "official")
+VARIANTS = ("tiny", "quick", "paper", "gpu", "official", "official_full")
 
 
 def _env(*names, **values):
@@ -57,6 +61,17 @@ def _paper_sizes(qne, draws):
             "diffusion.fourier_dim": 64, "diffusion.time_hidden": (128, 128),
             "diffusion.eps_hidden": (256, 256), "diffusion.qne_samples": qne,
             "diffusion.logprob_draws": draws}
+
+
+def _official():
+    """The `official` variant's overrides (the official code's multi-goal set-up at quick sizes)."""
+    return {"tag": "maxentdp_official", "envs": ("multigoal",), "diffusion.bound": "clip",
+            "diffusion.qne_samples": 128,
+            **_env("multigoal", num_seeds=3, env_steps=50_000, eval_every=2_500,
+                   start_steps=10_000, replay_capacity=50_000),
+            **_env("pendulum", num_seeds=3, env_steps=20_000, eval_every=2_000,
+                   start_steps=10_000, replay_capacity=20_000),
+            "train.keep_checkpoints": 2}
 
 
 def get_config(arg=None):
@@ -95,12 +110,7 @@ def get_config(arg=None):
                     start_steps=2_000, eval_episodes=5, replay_capacity=100_000),
              "run.time_budget_s": 330.0, "run.time_share.maxentdp": 0.7,
              "run.time_share.sac": 0.3, "train.keep_checkpoints": 1}),
-        "official": lambda: config(
-            {"tag": "maxentdp_official", "envs": ("multigoal",), "diffusion.bound": "clip",
-             "diffusion.qne_samples": 128,
-             **_env("multigoal", num_seeds=3, env_steps=50_000, eval_every=2_500,
-                    start_steps=10_000, replay_capacity=50_000),
-             **_env("pendulum", num_seeds=3, env_steps=20_000, eval_every=2_000,
-                    start_steps=10_000, replay_capacity=20_000),
-             "train.keep_checkpoints": 2}),
+        "official": lambda: config(_official()),
+        "official_full": lambda: config(_official() | _paper_sizes(qne=500, draws=50) | {
+            "tag": "maxentdp_official_full"}),
     }, arg, default="quick")
