@@ -1,7 +1,7 @@
 """Bad configs get a clear error before any compute."""
 import pytest
 
-from lib.common.config import ConfigError, load_config
+from lib.common.config import ConfigError, flatten, load_config
 from lib.maxentdp import agent as agent_lib
 from lib.maxentdp.config_schema import validate
 
@@ -26,8 +26,7 @@ def test_official_variant_has_the_issue_35_multigoal_setup():
 def test_official_full_is_official_with_the_official_codes_sizes():
     """Only the sizes differ from `official`: K = 500, T = 20, 50 draws per level, (256, 256)
     networks, batch 256 (and the paper's time MLP and Fourier features)."""
-    flat = lambda c: dict(_leaves(c.to_dict()))                          # noqa: E731
-    official, full = (flat(validate(load_config(f"{PATH}:{v}"))) for v in ("official", "official_full"))
+    official, full = (flatten(validate(load_config(f"{PATH}:{v}"))) for v in ("official", "official_full"))
     changed = {k for k in official.keys() | full.keys() if official.get(k) != full.get(k)}
     assert changed == {"tag", "agent.batch_size", "agent.actor_hidden", "agent.critic_hidden",
                        "diffusion.eps_hidden", "diffusion.time_hidden", "diffusion.fourier_dim",
@@ -35,14 +34,6 @@ def test_official_full_is_official_with_the_official_codes_sizes():
     assert (full["diffusion.qne_samples"], full["diffusion.steps"], full["diffusion.logprob_draws"],
             full["agent.batch_size"]) == (500, 20, 50, 256)
     assert tuple(full["agent.critic_hidden"]) == tuple(full["diffusion.eps_hidden"]) == (256, 256)
-
-
-def _leaves(tree, prefix=""):
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from _leaves(value, f"{prefix}{key}.")
-        else:
-            yield f"{prefix}{key}", value
 
 
 @pytest.mark.parametrize("key, value, words", [
