@@ -46,7 +46,9 @@ jax.config.update("jax_num_cpu_devices", 8)
 
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: the usable cores plus one (see the module doc)."""
-    return len(os.sched_getaffinity(0)) + 1
+    from lib.common.report import usable_cores
+
+    return usable_cores() + 1
 
 
 @pytest.hookimpl(trylast=True)   # after pytest's tmp_path plugin has set up the base temp

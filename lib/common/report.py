@@ -29,11 +29,17 @@ import re
 from lib.common import workdir as wd
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (taskset, a container's CPU set); all of the
+    machine's where the OS has no affinity call (macOS)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def cores_text() -> str:
     """"2 CPU cores", or "1 of 2 CPU cores (pinned)" when the process may run on fewer
     cores than the machine has (taskset, a container's CPU set)."""
     total = os.cpu_count()
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else total
+    usable = usable_cores()
     if usable < total:
         return f"{usable} of {total} CPU cores (pinned)"
     return f"{total} CPU cores"
