@@ -27,6 +27,9 @@ Long generations run in shards (`generate_dataset(..., shard_size=k)`): trajecto
 `<dataset dir>.partial/<split>_<a>_<b>.npz`; a rerun skips the shards it finds intact
 (a corrupt one is moved aside to `<file>.corrupt-<UTC time>` and simulated again), and the
 dataset folder is assembled, checked and renamed into place only when every shard exists.
+Several processes may run the same command at once (one per core): each claims a shard
+before simulating it (`<shard>.claim`, created exclusively, holding `host pid`), skips the
+shards others hold, then waits for them; the first to find every shard assembles the folder.
 Trajectory i of split s starts from `fold_in(fold_in(key(seed), s), i)`, so the data do
 not depend on the sharding (`generate_shards` gives the bit-for-bit condition).
 """
@@ -40,6 +43,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -303,6 +307,9 @@ def generate_dataset(
     os.makedirs(root, exist_ok=True)
     if shard_size is not None or os.path.isdir(path + PARTIAL):
         data = generate_shards(spec, metadata, path + PARTIAL, shard_size, mesh, log)
+        if data is None:               # another process running the same command assembled it
+            check_dataset(path, metadata)
+            return path, True
     else:
         solver = systems.build(spec.pde, spec.params, spec.dtype)
         keys = jax.numpy.concatenate(
@@ -318,7 +325,14 @@ def generate_dataset(
         with open(os.path.join(tmp, METADATA), "w") as f:
             json.dump(record, f, indent=2, sort_keys=True)
         check_dataset(tmp, metadata)
-        os.rename(tmp, path)
+        try:
+            os.rename(tmp, path)
+        except OSError:            # another process running the same command renamed first
+            if not os.path.isdir(path):
+                raise
+            check_dataset(path, metadata)
+            shutil.rmtree(tmp, ignore_errors=True)
+            return path, True
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -392,7 +406,7 @@ def generate_shards(
     shard_size: int | None,
     mesh: Mesh | None = None,
     log: Callable[[str], None] = logging.info,
-) -> dict[str, np.ndarray]:
+) -> dict[str, np.ndarray] | None:
     """Simulate the dataset shard by shard into the folder `partial`, resuming; returns
     `{"train": (n_train, n_frames, C, m[, m]), "test": ...}` read back from the shards.
 
@@ -400,8 +414,14 @@ def generate_shards(
     `shard_size` wrote them); shard `[a, b)` of `split` is one batch, written atomically
     to `<partial>/<split>_<a>_<b>.npz`. Found shards are checked first (`_read_shard`); a
     corrupt or foreign one is moved aside to `<file>.corrupt-<UTC time>` (logged) and
-    simulated again. After each new shard, `log` gets `shard_progress_line` (shards done
-    of all, the wall seconds per trajectory of this process, the ETA of the rest).
+    simulated again. After each new shard, `log` gets `shard_progress_line` (shards on disk
+    of all, the wall seconds per trajectory of this process, the ETA of the rest at that
+    rate over this and the processes holding claims).
+
+    Shards are claimed first (`_claim`): one held by another live process is skipped and,
+    once this process has nothing left to claim, waited for (polling every `CLAIM_POLL_S`;
+    a claim whose process has exited is taken over). Returns None when another process
+    assembled the dataset folder meanwhile.
 
     A batch of odd size is padded with a copy of its last key (the copy is dropped): XLA
     on CPU computes a batch of one, and for some solvers the unpaired last member of an
@@ -441,31 +461,134 @@ def generate_shards(
     n_found = len(plan) - len(todo)
     if n_found:
         log(f"{name}: resuming, {n_found}/{len(plan)} shards found in {partial}")
-    left, simulated, start = sum(b - a for _, a, b in todo), 0, time.monotonic()
-    for done, (split, a, b) in enumerate(todo, n_found + 1):
-        keys = initial_keys(spec.seed, split, metadata[f"n_{split}"])[a:b]
-        if (b - a) % 2:
-            keys = jax.numpy.concatenate([keys, keys[-1:]])
-        data = simulate_coarse(solver, keys, metadata, spec.chunk_frames, mesh)[: b - a]
-        _write_shard(os.path.join(partial, f"{split}_{a}_{b}.npz"), data, f"{name}/{split}_{a}_{b}")
-        simulated, left = simulated + b - a, left - (b - a)
-        per = (time.monotonic() - start) / simulated
-        log(shard_progress_line(name, f"{split}_{a}_{b}", done, len(plan), n_found, per, per * left))
-    return {split: np.concatenate([read(s, a, b) for s, a, b in plan if s == split])
-            for split in SPLITS}
+    shard_file = lambda split, a, b: os.path.join(partial, f"{split}_{a}_{b}.npz")
+    simulated, start, waiting_for = 0, time.monotonic(), None
+    while todo:
+        if os.path.isdir(partial[: -len(PARTIAL)]):
+            return None                # another process has assembled the dataset
+        for split, a, b in list(todo):
+            file = shard_file(split, a, b)
+            if os.path.exists(file) or not _claim(file + CLAIM, log):
+                continue
+            try:
+                if not os.path.exists(file):   # not written by another process meanwhile
+                    keys = initial_keys(spec.seed, split, metadata[f"n_{split}"])[a:b]
+                    if (b - a) % 2:
+                        keys = jax.numpy.concatenate([keys, keys[-1:]])
+                    data = simulate_coarse(solver, keys, metadata, spec.chunk_frames, mesh)[: b - a]
+                    _write_shard(file, data, f"{name}/{split}_{a}_{b}")
+                    simulated += b - a
+            finally:
+                _remove_if_present(file + CLAIM)
+            todo.remove((split, a, b))
+            if simulated and os.path.exists(file):
+                on_disk = [t for t in plan if os.path.exists(shard_file(*t))]
+                left = sum(hi - lo for t in plan if t not in on_disk for _, lo, hi in [t])
+                per = (time.monotonic() - start) / simulated
+                log(shard_progress_line(name, f"{split}_{a}_{b}", len(on_disk), len(plan), n_found,
+                                        per, per * left / (1 + len(_claims(partial, log)))))
+        todo = [t for t in todo if not os.path.exists(shard_file(*t))]
+        if todo:                       # the rest is held by other live processes
+            holders = sorted(set(_claims(partial, log).values()))
+            if holders != waiting_for:
+                log(f"{name}: waiting for {len(todo)} shard(s) claimed by {', '.join(holders) or '-'}")
+                waiting_for = holders
+            time.sleep(CLAIM_POLL_S)
+    try:
+        return {split: np.concatenate([read(s, a, b) for s, a, b in plan if s == split])
+                for split in SPLITS}
+    except FileNotFoundError:
+        if os.path.isdir(partial[: -len(PARTIAL)]):
+            return None                # assembled (and the shards removed) by another process
+        raise
+
+
+CLAIM = ".claim"        # suffix of a shard's claim file: `host pid` of the process simulating it
+CLAIM_POLL_S = 10.0     # how often a process that waits for others' shards looks again
+_EMPTY_CLAIM_S = 60.0   # an empty claim older than this was left by a process killed while writing it
+
+
+def _remove_if_present(file: str) -> None:
+    try:
+        os.remove(file)
+    except FileNotFoundError:
+        pass
+
+
+def _holder(claim: str, log: Callable[[str], None] = logging.info) -> str | None:
+    """`host:pid` of the live process that holds `claim`, or None when none does: no such
+    file, or one left by a process of this host that has exited (removed, logged). A claim
+    from another host is taken as live (its pid cannot be checked here)."""
+    try:
+        with open(claim) as f:
+            text = f.read().split()
+        age = time.time() - os.path.getmtime(claim)
+    except FileNotFoundError:
+        return None
+    if len(text) != 2:                 # being written; or empty for good if its writer died
+        if age < _EMPTY_CLAIM_S:
+            return "a starting process"
+        host, pid = socket.gethostname(), "?"
+    else:
+        host, pid = text
+    if host == socket.gethostname():
+        try:
+            os.kill(int(pid), 0)
+        except (ProcessLookupError, ValueError):
+            log(f"{claim}: left by process {pid}, which has exited; taking the shard over")
+            _remove_if_present(claim)
+            return None
+        except PermissionError:        # alive, another user's
+            pass
+    return f"{host}:{pid}"
+
+
+def _claim(claim: str, log: Callable[[str], None] = logging.info) -> bool:
+    """Create `claim` for this process (exclusively); False when a live process holds it."""
+    while True:
+        try:
+            fd = os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileNotFoundError:      # the folder is gone: another process assembled the data
+            return False
+        except FileExistsError:
+            if _holder(claim, log) is not None:
+                return False
+            continue                   # a stale claim was removed: try again
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{socket.gethostname()} {os.getpid()}")
+        return True
+
+
+def _claims(partial: str, log: Callable[[str], None] = logging.info) -> dict[str, str]:
+    """`{claim file name: holder}` of the live claims in `partial` other than this process's."""
+    mine = f"{socket.gethostname()}:{os.getpid()}"
+    out = {}
+    try:
+        entries = os.listdir(partial)
+    except FileNotFoundError:          # removed by the process that assembled the dataset
+        return out
+    for entry in entries:
+        if entry.endswith(CLAIM):
+            holder = _holder(os.path.join(partial, entry), log)
+            if holder not in (None, mine):
+                out[entry] = holder
+    return out
 
 
 def _remove_partial(partial: str) -> None:
     """Delete the shard files (and interrupted writes of them) in `partial`, then the
     folder; files moved aside as corrupt are kept, and so is the folder that holds them."""
     for entry in os.listdir(partial):
-        if _SHARD_NAME.fullmatch(entry) or _SHARD_TMP.fullmatch(entry):
-            os.remove(os.path.join(partial, entry))
+        if _SHARD_NAME.fullmatch(entry) or _SHARD_TMP.fullmatch(entry) or entry.endswith(CLAIM):
+            _remove_if_present(os.path.join(partial, entry))
     kept = os.listdir(partial)
     if kept:
         logging.info("kept %s: it holds %d file(s) moved aside as corrupt", partial, len(kept))
     else:
-        os.rmdir(partial)
+        try:
+            os.rmdir(partial)
+        except FileNotFoundError:     # removed by another process at the same time
+            pass
 
 
 def _first_difference(found: Any, expected: Any, prefix: str = "") -> str | None:

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -160,3 +161,80 @@ def test_command_line_shard_size(tmp_path):
         assert json.load(f)[dataset.COMMAND].endswith("--shard_size=1")
     spec = tiny_spec("kdv")
     assert dataset.load_dataset(path, dataset.dataset_metadata(spec))["test"]["data"].shape[0] == 2
+
+
+def _held_by(process, file):
+    """A claim on `file` written as the process `process` would write it."""
+    with open(file + dataset.CLAIM, "w") as f:
+        f.write(f"{socket.gethostname()} {process.pid}")
+
+
+def _kdv_with_a_claimed_shard(tmp_path, process):
+    """A kdv dataset (shards train 0_2 2_4 4_5, test 0_2) whose train_2_4 is claimed by `process`."""
+    spec = tiny_spec("kdv", n_train=5, n_test=2)
+    root = str(tmp_path / "sharded")
+    path = dataset.dataset_path(root, dataset.dataset_metadata(spec))
+    os.makedirs(path + dataset.PARTIAL)
+    shard = os.path.join(path + dataset.PARTIAL, "train_2_4.npz")
+    _held_by(process, shard)
+    return spec, root, path, shard
+
+
+def test_a_shard_claimed_by_a_live_process_is_left_to_it_and_waited_for(tmp_path, monkeypatch):
+    other = subprocess.Popen(["sleep", str(HANG_TIMEOUT_S)])
+    try:
+        spec, root, path, shard = _kdv_with_a_claimed_shard(tmp_path, other)
+        expected = _one_batch(spec, tmp_path / "one")
+        sleeps = []
+
+        def other_finishes(seconds):   # the other process writes its shard and drops its claim
+            sleeps.append(seconds)
+            dataset._write_shard(shard, expected["train"]["data"][2:4],
+                                 f"{os.path.basename(path)}/train_2_4")
+            os.remove(shard + dataset.CLAIM)
+
+        monkeypatch.setattr(dataset.time, "sleep", other_finishes)
+        ours, lines = _Counting(monkeypatch), []
+        assert dataset.generate_dataset(spec, root, shard_size=2, log=lines.append) == (path, False)
+    finally:
+        other.kill()
+        other.wait()
+    assert ours.calls == 3 and sleeps == [dataset.CLAIM_POLL_S]   # train_0_2, train_4_5, test_0_2
+    name = os.path.basename(path)
+    assert f"{name}: waiting for 1 shard(s) claimed by {socket.gethostname()}:{other.pid}" in lines
+    _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)), expected)
+    assert os.listdir(root) == [name]                       # claims and shards removed
+
+
+def test_a_claim_left_by_an_exited_process_is_taken_over(tmp_path, monkeypatch):
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    spec, root, path, shard = _kdv_with_a_claimed_shard(tmp_path, gone)
+    expected = _one_batch(spec, tmp_path / "one")
+    monkeypatch.setattr(dataset.time, "sleep", lambda s: pytest.fail("waited for a dead process"))
+    ours, lines = _Counting(monkeypatch), []
+    assert dataset.generate_dataset(spec, root, shard_size=2, log=lines.append) == (path, False)
+    assert ours.calls == 4
+    assert f"{shard}.claim: left by process {gone.pid}, which has exited; taking the shard over" in lines
+    _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)), expected)
+    assert os.listdir(root) == [os.path.basename(path)]
+
+
+def test_a_waiting_process_returns_the_dataset_another_one_assembled(tmp_path, monkeypatch):
+    other = subprocess.Popen(["sleep", str(HANG_TIMEOUT_S)])
+    try:
+        spec, root, path, shard = _kdv_with_a_claimed_shard(tmp_path, other)
+        expected = _one_batch(spec, tmp_path / "one")
+
+        def other_assembles(_):        # the claim's holder finishes every shard and the folder
+            os.remove(shard + dataset.CLAIM)
+            monkeypatch.setattr(dataset.time, "sleep", lambda s: pytest.fail("waited twice"))
+            assert dataset.generate_dataset(spec, root, shard_size=2) == (path, False)
+
+        monkeypatch.setattr(dataset.time, "sleep", other_assembles)
+        assert dataset.generate_dataset(spec, root, shard_size=2, log=lambda _: None) == (path, True)
+    finally:
+        other.kill()
+        other.wait()
+    _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)), expected)
+    assert os.listdir(root) == [os.path.basename(path)]
