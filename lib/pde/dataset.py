@@ -327,18 +327,19 @@ def generate_dataset(
         check_dataset(tmp, metadata)
         try:
             os.rename(tmp, path)
+            cached = False
         except OSError:            # another process running the same command renamed first
             if not os.path.isdir(path):
                 raise
             check_dataset(path, metadata)
             shutil.rmtree(tmp, ignore_errors=True)
-            return path, True
+            cached = True
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if os.path.isdir(path + PARTIAL):
         _remove_partial(path + PARTIAL)
-    return path, False
+    return path, cached
 
 
 _SHARD_NAME = re.compile(r"(train|test)_(\d+)_(\d+)\.npz")

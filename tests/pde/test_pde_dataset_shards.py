@@ -238,3 +238,22 @@ def test_a_waiting_process_returns_the_dataset_another_one_assembled(tmp_path, m
         other.wait()
     _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)), expected)
     assert os.listdir(root) == [os.path.basename(path)]
+
+
+def test_a_process_that_renames_second_returns_the_first_ones_folder(tmp_path, monkeypatch):
+    spec = tiny_spec("kdv", n_train=3, n_test=2)
+    root = str(tmp_path / "sharded")
+    path = dataset.dataset_path(root, dataset.dataset_metadata(spec))
+    rename = os.rename
+
+    def another_process_renames_first(src, dst):
+        if dst == path and not os.path.exists(dst):
+            shutil.copytree(src, dst)           # its identical folder lands just before ours
+        return rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", another_process_renames_first)
+    assert dataset.generate_dataset(spec, root, shard_size=2, log=lambda _: None) == (path, True)
+    assert os.listdir(root) == [os.path.basename(path)]     # our copy and the shards removed
+    monkeypatch.setattr(os, "rename", rename)
+    _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)),
+                      _one_batch(spec, tmp_path / "one"))
