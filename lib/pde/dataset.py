@@ -483,10 +483,10 @@ def generate_shards(
                 _remove_if_present(file + CLAIM)
             todo.remove((split, a, b))
             if simulated and os.path.exists(file):
-                on_disk = [t for t in plan if os.path.exists(shard_file(*t))]
-                left = sum(hi - lo for t in plan if t not in on_disk for _, lo, hi in [t])
+                missing = [t for t in plan if not os.path.exists(shard_file(*t))]
+                left = sum(hi - lo for _, lo, hi in missing)
                 per = (time.monotonic() - start) / simulated
-                log(shard_progress_line(name, f"{split}_{a}_{b}", len(on_disk), len(plan), n_found,
+                log(shard_progress_line(name, f"{split}_{a}_{b}", len(plan) - len(missing), len(plan), n_found,
                                         per, per * left / (1 + len(_claims(partial, log)))))
         todo = [t for t in todo if not os.path.exists(shard_file(*t))]
         if todo:                       # the rest is held by other live processes
