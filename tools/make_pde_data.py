@@ -21,16 +21,21 @@ cache key). Each shard logs a line with shards done/total and the ETA, e.g.
         --config=configs/pde_data/navier_stokes.py:front_train_64_large --workdir=data/pde \\
         --shard_size=2 --noplot > make_data.log 2>&1 &
 
-To use several cores, start the same command once per core (e.g. `taskset -c 0` and
-`taskset -c 1`): each process claims the shards it simulates (`<shard>.claim`), skips the
-ones another holds, and the first to see every shard assembles the dataset (see
-`lib/pde/dataset.py`). One process with several CPU devices (`JAX_NUM_CPU_DEVICES`) is not
-the way: for Navier–Stokes at 256² two devices over two cores took 104 s per trajectory
-against 64–85 s for one device on one core.
+To use several cores, `--processes=N` (with `--shard_size`) starts this command N times,
+each pinned to one of this process's cores (round robin) with `--processes=1 --noplot`, waits
+for them and then plots; the same command started by hand once per core (`taskset -c 0`,
+`taskset -c 1`) does the same. Each process claims the shards it simulates
+(`<shard>.claim`), skips the ones another holds, and the first to see every shard assembles
+the dataset (see `lib/pde/dataset.py`). One process with several CPU devices
+(`JAX_NUM_CPU_DEVICES`) is not the way: for Navier–Stokes at 256² two devices over two cores
+took 104 s per trajectory against 64–85 s for one device on one core.
 """
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from typing import Sequence
 
 import jax
 import numpy as np
@@ -45,7 +50,54 @@ flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D s
 flags.DEFINE_integer("shard_size", 0, "Simulate and write this many trajectories at a time "
                      "(resumable; see the module docstring); 0: all in one batch, unless "
                      "shards of an interrupted run exist.", lower_bound=0)
+flags.DEFINE_integer("processes", 1, "Simulate with this many processes, one per core (see the "
+                     "module docstring); needs --shard_size.", lower_bound=1)
+flags.register_multi_flags_validator(
+    ["processes", "shard_size"], lambda f: f["processes"] == 1 or f["shard_size"] > 0,
+    "--processes > 1 needs --shard_size: the processes share the dataset shard by shard")
 FLAGS = flags.FLAGS
+
+
+def child_commands(argv: Sequence[str], processes: int,
+                   cores: Sequence[int]) -> list[tuple[list[str], int]]:
+    """The `processes` commands of `--processes` and the core each is pinned to.
+
+    `argv` is this process's (`sys.argv`); every child gets it with `--processes` and
+    `--[no]plot` taken out and `--processes=1 --noplot` added, so each simulates shards and
+    none plots; child i runs on `sorted(cores)[i % len(cores)]`.
+    """
+    drop = ("--processes", "-processes", "--plot", "--noplot", "-plot", "-noplot")
+    args, skip = [], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("--processes", "-processes"):
+            skip = True                              # its value is the next argument
+        elif arg.split("=")[0] not in drop:
+            args.append(arg)
+    command = [sys.executable, argv[0], *args, "--processes=1", "--noplot"]
+    cores = sorted(cores)
+    return [(list(command), cores[i % len(cores)]) for i in range(processes)]
+
+
+def run_processes(commands: list[tuple[list[str], int]]) -> None:
+    """Run each command pinned to its core, all at once; wait for all of them. Raises
+    RuntimeError naming the first that failed; an interrupt stops all of them."""
+    children = []
+    try:
+        for command, core in commands:
+            children.append(subprocess.Popen(
+                command, preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))
+            logging.info("process %d (pid %d) on core %d", len(children), children[-1].pid, core)
+        codes = [child.wait() for child in children]
+    except BaseException:
+        for child in children:
+            child.terminate()
+        raise
+    failed = [(i + 1, code) for i, code in enumerate(codes) if code]
+    if failed:
+        raise RuntimeError(f"process {failed[0][0]} of {len(codes)} exited with status "
+                           f"{failed[0][1]}; rerunning the command resumes from the finished shards")
 
 
 def fine_snapshots(solver: systems.Solver, key, warmup_steps: int, every: int, count: int) -> np.ndarray:
@@ -99,6 +151,8 @@ def make_dataset(config, workdir: str) -> str:
     except SpecError as err:   # a key or value the schema refuses: one line, exit 2
         raise config_lib.ConfigError(str(err)) from None
     metadata = dataset.dataset_metadata(spec)
+    if FLAGS.processes > 1 and not os.path.isdir(dataset.dataset_path(workdir, metadata)):
+        run_processes(child_commands(sys.argv, FLAGS.processes, os.sched_getaffinity(0)))
     mesh = mesh_lib.make_mesh() if jax.device_count() > 1 else None
     total = metadata["warmup_steps"] + (metadata["n_frames"] - 1) * metadata["save_every"]
     bar = progress_lib.Progress(total, desc=f"{spec.pde} ({spec.n_train + spec.n_test} trajectories)")
@@ -107,7 +161,9 @@ def make_dataset(config, workdir: str) -> str:
             spec, workdir, mesh, progress=lambda done, _: bar.update(done, force=done == total),
             shard_size=FLAGS.shard_size or None,
         )
-    logging.info("%s dataset %s: %s", spec.pde, "found (cached)" if cached else "written", path)
+    how = (f"written by {FLAGS.processes} processes" if FLAGS.processes > 1
+           else "found (cached)" if cached else "written")
+    logging.info("%s dataset %s: %s", spec.pde, how, path)
     print(path)
     png = _png_path(path, workdir)
     if FLAGS.plot and systems.build(spec.pde, spec.params, spec.dtype).ndim == 2:

@@ -95,13 +95,20 @@ def file_variants(path: str) -> tuple[str, tuple[str, ...]]:
 
 
 def help_text(main_path: str, doc: str | None) -> str:
-    """`--help` of a binary: its docstring, the workspace flags, its configs and variants."""
-    lines = [(doc or "").strip(), "", "Flags (lib/common/cli.py; --helpfull lists absl's too):"]
-    for name in WORKSPACE_FLAGS:
-        flag = FLAGS[name]
+    """`--help` of a binary: its docstring, its own flags (those defined in the file at
+    `main_path`, which absl files under that path), the workspace flags, its configs and
+    variants."""
+    def line(flag) -> str:
         default = "" if flag.default in (None, False) else f" (default: {flag.default})"
-        lines.append(textwrap.fill(f"--{name}: {' '.join(flag.help.split())}{default}", 92,
-                                   initial_indent="  ", subsequent_indent="      "))
+        return textwrap.fill(f"--{flag.name}: {' '.join(flag.help.split())}{default}", 92,
+                             initial_indent="  ", subsequent_indent="      ")
+
+    lines = [(doc or "").strip()]
+    own = [f for f in FLAGS.flags_by_module_dict().get(main_path, []) if f.name not in WORKSPACE_FLAGS]
+    if own:
+        lines += ["", f"Flags of {os.path.basename(main_path)}:"] + [line(f) for f in own]
+    lines += ["", "Flags (lib/common/cli.py; --helpfull lists absl's too):"]
+    lines += [line(FLAGS[name]) for name in WORKSPACE_FLAGS]
     lines.append("  --config.KEY=VALUE: override one config value (a misspelled key is named "
                  "with a suggestion).")
     lines += ["", textwrap.fill(

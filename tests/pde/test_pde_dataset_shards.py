@@ -147,20 +147,43 @@ def test_progress_line_format_and_bad_shard_size(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_command_line_shard_size(tmp_path):
-    command = [sys.executable, os.path.join(ROOT, "tools/make_pde_data.py"),
-               "--config=" + os.path.join(ROOT, "configs/pde_data/kdv.py:tiny"),
-               f"--workdir={tmp_path}", "--shard_size=1"]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=HANG_TIMEOUT_S,
-                         env=dict(os.environ, PYTHONPATH=ROOT))
+def test_command_line_processes_share_the_shards_and_equal_the_one_batch_data(tmp_path):
+    tool = os.path.join(ROOT, "tools/make_pde_data.py")
+    command = [sys.executable, tool, "--config=" + os.path.join(ROOT, "configs/pde_data/kdv.py:tiny"),
+               f"--workdir={tmp_path / 'data'}", "--processes", "2"]
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    shown = subprocess.run([sys.executable, tool, "--help"], capture_output=True, text=True,
+                           timeout=HANG_TIMEOUT_S, env=env)
+    assert shown.returncode == 0 and "Flags of make_pde_data.py:" in shown.stdout
+    assert "  --processes: Simulate with this many processes" in shown.stdout   # its own flags too
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=HANG_TIMEOUT_S, env=env)
+    assert refused.returncode == 1 and "--processes > 1 needs --shard_size" in refused.stderr
+    assert not os.path.exists(tmp_path / "data")
+    run = subprocess.run(command + ["--shard_size=1"], capture_output=True, text=True,
+                         timeout=HANG_TIMEOUT_S, env=env)
     assert run.returncode == 0, run.stderr
     path = run.stdout.strip().splitlines()[-1]
-    assert re.search(r"shard test_1_2 written; 4/4 shards done \(0 found on disk\)", run.stderr)
-    assert sorted(os.listdir(tmp_path)) == [os.path.basename(path)]
+    assert len(re.findall(r"process \d \(pid \d+\) on core \d+", run.stderr)) == 2
+    written = re.findall(r"shard (\w+) written; \d/4 shards done", run.stderr)
+    assert sorted(written) == ["test_0_1", "test_1_2", "train_0_1", "train_1_2"]   # each once
+    assert "kdv dataset written by 2 processes" in run.stderr
+    assert sorted(os.listdir(tmp_path / "data")) == [os.path.basename(path)]
     with open(os.path.join(path, dataset.METADATA)) as f:
-        assert json.load(f)[dataset.COMMAND].endswith("--shard_size=1")
+        assert json.load(f)[dataset.COMMAND].endswith("--shard_size=1 --processes=1 --noplot")
     spec = tiny_spec("kdv")
-    assert dataset.load_dataset(path, dataset.dataset_metadata(spec))["test"]["data"].shape[0] == 2
+    _assert_same_data(dataset.load_dataset(path, dataset.dataset_metadata(spec)),
+                      _one_batch(spec, tmp_path / "one"))
+
+
+def test_child_commands_drop_the_processes_and_plot_flags_and_pin_round_robin():
+    from tools.make_pde_data import child_commands
+
+    argv = ["tools/make_pde_data.py", "--config=c.py:x", "--processes", "3", "--plot",
+            "--config.data.seed=3", "--processes=3", "--shard_size=2"]
+    commands = child_commands(argv, 3, {5, 1})
+    expected = [sys.executable, "tools/make_pde_data.py", "--config=c.py:x", "--config.data.seed=3",
+                "--shard_size=2", "--processes=1", "--noplot"]
+    assert commands == [(expected, 1), (expected, 5), (expected, 1)]
 
 
 def _held_by(process, file):
