@@ -8,6 +8,19 @@ import numpy as np
 from lib.multipdenet import classical, front
 
 
+def readable_log_x(ax, ticks: int = 4) -> None:
+    """A log x axis that spans less than a decade gets `ticks` labelled ticks evenly spaced in
+    log, each to 3 significant figures, and no minor labels (matplotlib labels every minor
+    tick there, and on a narrow span they overlap)."""
+    from matplotlib.ticker import NullFormatter  # noqa: PLC0415
+    lo, hi = ax.get_xlim()
+    if hi / lo >= 10:
+        return
+    values = np.geomspace(lo, hi, ticks + 2)[1:-1]
+    ax.set_xticks(values, [f"{v:.3g}" for v in values])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def front_figure(result: dict):
     """The front as a line; every classical point (a family per colour, one grid's step sweep
     joined by a dotted line, the default step labelled with its grid); every learned point
@@ -55,6 +68,7 @@ def front_figure(result: dict):
                         color=colour, ms=9, capsize=3, label=label + (" off scale" if p["rmse"] > top else ""))
         ax.set(xscale="log", xlabel="wall s per simulated time unit per trajectory",
                ylabel=ylabel, title=result["title"])
+        readable_log_x(ax)
         if key == "rmse":
             ax.set(yscale="log", ylim=(min(p["rmse"] for p in f) / 3, 2 * top))
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -75,6 +89,7 @@ def stats_figure(stats: dict):
             label="classical front")
     ax.set(xscale="log", yscale="log", xlabel="wall s per simulated time unit per trajectory",
            ylabel=f"log-spectrum L2 error, k ≤ {stats['k_hi']}", title="statistics front (after the HCT horizon)")
+    readable_log_x(ax)
     ax.legend(fontsize=7)
     k = np.arange(1, stats["k_hi"] + 1)
     bx.loglog(k, stats["truth_spectrum"][1:], "k-", lw=2, label="truth 256²")

@@ -130,3 +130,26 @@ def test_the_front_figure_shows_every_learned_point():
     assert all(f"model {i} (64²)" in labels for i in range(9))            # the 7th and later too
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_a_front_narrower_than_a_decade_gets_a_few_non_overlapping_cost_labels():
+    import matplotlib.pyplot as plt
+    points = [{"name": n, "family": f, "grid": 64, "cost": c, "hct": h, "hct_std": 0.5}
+              for n, f, c, h in (("tuned", "fd4_tuned", 0.023, 5.42), ("a", "learned", 0.0306, 5.36),
+                                 ("b", "learned", 0.0302, 5.24), ("c", "learned", 0.0226, 5.45))]
+    result = {"system": "navier_stokes", "points": points, "title": "t",
+              "front": [{"name": "tuned", "cost": 0.023, "hct": 5.42}]}
+    fig = front_plots.front_figure(result)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    shown = [t for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(minor=True)
+             if t.get_text() and ax.get_xlim()[0] <= t.get_position()[0] <= ax.get_xlim()[1]]
+    assert 2 <= len(shown) <= 4, [t.get_text() for t in shown]
+    boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))                  # none overlap
+    plt.close(fig)
+    wide = dict(result, points=points + [{"name": "dns", "family": "spectral", "grid": 256, "cost": 3.0,
+                                          "hct": 9.0, "hct_std": 0.0}])
+    fig = front_plots.front_figure(wide)                                       # > a decade: untouched
+    assert fig.axes[0].xaxis.get_minor_formatter().__class__.__name__ != "NullFormatter"
+    plt.close(fig)
