@@ -33,7 +33,8 @@ Variants:
               energy spectra and vorticity PDFs over the last 50 units.
   front_train_64_large  front_train_64 with 120 training trajectories of 6 saved time units
               each (214 frames), 2 test: about 82 s of one CPU core per trajectory, 2.8 h in
-              all; generate it in resumable shards (tools/make_pde_data.py --shard_size=2).
+              all; generate it in resumable shards on every core (tools/make_pde_data.py
+              --shard_size=2 --processes=2).
 """
 import math
 

@@ -81,10 +81,12 @@ def stats_figure(stats: dict):
     import matplotlib.pyplot as plt  # noqa: PLC0415
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 5.5))
     finite = [r for r in stats["points"] if math.isfinite(r["spectrum_error"])]
-    for fam in sorted({r["family"] for r in finite}):
+    for fam in sorted({r["family"] for r in finite} - {"learned"}):
         pts = [r for r in finite if r["family"] == fam]
-        ax.plot([r["cost"] for r in pts], [r["spectrum_error"] for r in pts], "*" if fam == "learned" else "o",
-                ms=9 if fam == "learned" else 4, ls="", label=fam)
+        ax.plot([r["cost"] for r in pts], [r["spectrum_error"] for r in pts], "o", ms=4, ls="", label=fam)
+    for i, r in enumerate(r for r in finite if r["family"] == "learned"):   # each its own legend entry
+        ax.plot(r["cost"], r["spectrum_error"], "*PDXhvp<>d^s"[i % 12], color=f"C{i % 10}", ms=9, ls="",
+                label=r["name"])
     ax.plot([f["cost"] for f in stats["front"]], [f["spectrum_error"] for f in stats["front"]], "k-",
             label="classical front")
     ax.set(xscale="log", yscale="log", xlabel="wall s per simulated time unit per trajectory",

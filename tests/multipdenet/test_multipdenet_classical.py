@@ -153,3 +153,16 @@ def test_a_front_narrower_than_a_decade_gets_a_few_non_overlapping_cost_labels()
     fig = front_plots.front_figure(wide)                                       # > a decade: untouched
     assert fig.axes[0].xaxis.get_minor_formatter().__class__.__name__ != "NullFormatter"
     plt.close(fig)
+
+
+def test_the_statistics_figure_names_every_learned_point():
+    import matplotlib.pyplot as plt
+    spectrum = [1.0] + [k ** -3.0 for k in range(1, 17)]
+    points = [{"name": n, "family": f, "cost": c, "spectrum_error": e, "spectrum": spectrum}
+              for n, f, c, e in (("tuned", "fd4_tuned", 0.023, 0.139), ("model a", "learned", 0.0306, 0.172),
+                                 ("model b", "learned", 0.0302, 0.13))]
+    stats = {"points": points, "front": [points[0]], "k_hi": 16, "truth_spectrum": spectrum}
+    fig = front_plots.stats_figure(stats)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert {"fd4_tuned", "model a", "model b", "classical front"} <= set(labels) and "learned" not in labels
+    plt.close(fig)
