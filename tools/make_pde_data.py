@@ -52,9 +52,16 @@ flags.DEFINE_integer("shard_size", 0, "Simulate and write this many trajectories
                      "shards of an interrupted run exist.", lower_bound=0)
 flags.DEFINE_integer("processes", 1, "Simulate with this many processes, one per core (see the "
                      "module docstring); needs --shard_size.", lower_bound=1)
-flags.register_multi_flags_validator(
-    ["processes", "shard_size"], lambda f: f["processes"] == 1 or f["shard_size"] > 0,
-    "--processes > 1 needs --shard_size: the processes share the dataset shard by shard")
+PROCESSES_NEED_SHARDS = "--processes > 1 needs --shard_size: the processes share the dataset shard by shard"
+
+
+def processes_have_shards(values: dict) -> bool:
+    """The check behind `PROCESSES_NEED_SHARDS` (absl's multi-flag validator: a flag-name dict)."""
+    return values["processes"] == 1 or values["shard_size"] > 0
+
+
+flags.register_multi_flags_validator(["processes", "shard_size"], processes_have_shards,
+                                     PROCESSES_NEED_SHARDS)
 FLAGS = flags.FLAGS
 
 
