@@ -260,6 +260,48 @@ def paired_stats(a, b) -> dict:
             "ics_above": int((d > 0).sum())}
 
 
+def point_of(result: dict, run: str) -> dict:
+    """The point of a front JSON named `run`: its `name`, or its run folder's basename.
+    ValueError naming the points there when none is."""
+    import os  # noqa: PLC0415
+    for p in result["points"]:
+        if run in (p["name"], os.path.basename(os.path.normpath(p.get("workdir") or ""))):
+            return p
+    names = [os.path.basename(os.path.normpath(p["workdir"])) for p in result["points"] if p.get("workdir")]
+    raise ValueError(f"no point {run!r}; the learned points are {names}")
+
+
+def paired_points(result: dict, other: dict, pairs: list[tuple[str, str]]) -> list[dict]:
+    """Points of two front JSONs on the same test ICs, IC by IC: for each `(run, other_run)`
+    the HCT of `result`'s point minus `other`'s (`paired_stats`) and the paired bootstrap
+    interval of the ratio of their means. ValueError when the two JSONs' test ICs differ
+    (their truth datasets or their count) or a point is not found."""
+    import os  # noqa: PLC0415
+    ics = lambda r: ([os.path.basename(d) for d in r["dataset"]], r["n_ics"])  # noqa: E731
+    if ics(result) != ics(other):
+        raise ValueError(f"the two fronts are on different test ICs: {ics(result)} vs {ics(other)}")
+    rows = []
+    for run, other_run in pairs:
+        a, b = point_of(result, run), point_of(other, other_run)
+        rows.append({"point": a["name"], "other": b["name"], "hct": a["hct"], "other_hct": b["hct"],
+                     "n_ics": len(a["hct_per_ic"]),
+                     **paired_stats(a["hct_per_ic"], b["hct_per_ic"]),
+                     "ratio_interval": bootstrap_ratio(a["hct_per_ic"], b["hct_per_ic"])})
+    return rows
+
+
+def paired_table(rows: list[dict], other_label: str) -> str:
+    """Markdown of `paired_points`' rows against the front JSON `other_label`."""
+    lines = [f"IC by IC against the points of {other_label} (the same test ICs):", "",
+             "| point | HCT | against | its HCT | difference, IC by IC (mean ± s.e.; ICs above) "
+             "| ratio of means [95 % paired bootstrap] |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['point']} | {r['hct']:.2f} | {r['other']} | {r['other_hct']:.2f} | "
+                     f"{r['paired_diff']:+.2f} ± {r['paired_se']:.2f} ({r['ics_above']} of {r['n_ics']}) | "
+                     f"{r['hct'] / r['other_hct']:.3f} [{r['ratio_interval'][0]:.3f}–{r['ratio_interval'][1]:.3f}] |")
+    return "\n".join(lines)
+
+
 def learned_rollout(run, meta: dict, max_frames: int = 4) -> tuple:
     """(fn, every) of a loaded run (`runs.load_run`) against a truth with metadata `meta`:
     `fn(params, u0, k)` covers k truth frames (k a multiple of `every`), compared at every

@@ -68,6 +68,27 @@ def test_paired_difference_interpolates_the_front_ic_by_ic():
     assert front.paired({"cost": 0.5, "hct_per_ic": [1.0, 1.0, 1.0]}, f) == {}
 
 
+def test_points_of_two_fronts_are_paired_ic_by_ic_and_refused_on_other_ics():
+    def result(datasets, *points):
+        return {"dataset": datasets, "n_ics": 3, "points": [
+            {"name": f"multipdenet ({run})", "workdir": f"/x/{run}/", "hct": float(np.mean(h)), "hct_per_ic": h}
+            for run, h in points]}
+    ds = ["/a/data/navier_stokes_1", "/a/data/navier_stokes_2"]
+    new = result(ds, ("m_large", [3.0, 2.0, 5.0]))
+    old = result([d.replace("/a/", "/b/") for d in ds], ("m", [2.0, 2.0, 4.0]))   # same ICs elsewhere
+    row, = front.paired_points(new, old, [("m_large", "multipdenet (m)")])   # basename or name
+    d = np.asarray([1.0, 0.0, 1.0])
+    assert row["paired_diff"] == pytest.approx(d.mean()) and row["ics_above"] == 2 and row["n_ics"] == 3
+    assert row["paired_se"] == pytest.approx(d.std(ddof=1) / math.sqrt(3))
+    assert row["ratio_interval"][0] <= 10 / 8 <= row["ratio_interval"][1]
+    assert "| multipdenet (m_large) | 3.33 | multipdenet (m) | 2.67 | +0.67 ± 0.33 (2 of 3) | 1.250 [" in (
+        front.paired_table([row], "old.json"))
+    with pytest.raises(ValueError, match="different test ICs"):
+        front.paired_points(new, result(ds[:1], ("m", [2.0, 2.0, 4.0])), [("m_large", "m")])
+    with pytest.raises(ValueError, match=r"no point 'm_lrage'; the learned points are \['m_large'\]"):
+        front.paired_points(new, old, [("m_lrage", "m")])
+
+
 def test_round_ratios_price_each_round_by_its_own_calls():
     def pt(name, family, cost, hct, times):
         return {"name": name, "family": family, "cost": cost, "hct": hct, "times": times}

@@ -1,4 +1,4 @@
-"""MultiPDENet on the cost–accuracy front of tuned classical solvers, Navier–Stokes Re = 1000
+r"""MultiPDENet on the cost–accuracy front of tuned classical solvers, Navier–Stokes Re = 1000
 (default) or 2-D Burgers (`--system=burgers`).
 
     python tools/bench/multipdenet_front.py --cores= --accuracy_only \
@@ -10,6 +10,9 @@
         --readme=experiments/multipdenet/README.md                  # tables and figures from the JSON
     python tools/bench/multipdenet_front.py --truth=confirm --out=experiments/multipdenet/front_confirm.json \
         --costs_from=experiments/multipdenet/front.json --workdir=...   # a chosen model on fresh ICs
+    python tools/bench/multipdenet_front.py --out=experiments/multipdenet/front_levers_large.json \
+        --paired_with=experiments/multipdenet/front_levers_cnn.json --pairs=RUN:OTHER_RUN,...
+                                                                    # two fronts' points, IC by IC
     python tools/bench/multipdenet_front.py --variant=tiny          # smoke run, seconds
 
 Truth (`--truth`): `heldout` (default for Navier–Stokes), 30 attractor ICs of seeds 2, 3, 4
@@ -98,6 +101,10 @@ flags.DEFINE_string("costs_from", None, "A timed front JSON (e.g. experiments/mu
 flags.DEFINE_bool("render", False, "Only rewrite the .md, .png (and --readme) from an existing --out JSON.")
 flags.DEFINE_string("baseline", None, "With --render: another front JSON (e.g. the CPU run) whose costs "
                     "are set beside --out's, point by point, in the .md.")
+flags.DEFINE_string("paired_with", None, "Another front JSON on the same test ICs: each --pairs "
+                    "point of --out against its partner there, IC by IC; writes <out>_paired.md.")
+flags.DEFINE_list("pairs", [], "With --paired_with: RUN:OTHER_RUN pairs (a point's name or run "
+                  "folder basename in --out, then in --paired_with).")
 flags.DEFINE_bool("stats", False, "The statistics front of --out's points (NS); with --accuracy_only, "
                   "only the statistics of the cached classical points and --workdir's runs (cached).")
 flags.DEFINE_string("readme", None, "Also splice the table into this markdown file's "
@@ -484,6 +491,21 @@ def stats_front(result: dict | None, out: str) -> dict | None:
     return stats
 
 
+def publish_paired(out: str, other: str, pairs: list[str]) -> None:
+    """`--paired_with`: --out's points against another front's, IC by IC, into <out>_paired.md."""
+    try:
+        split = [tuple(p.split(":")) for p in pairs]
+        if not split or any(len(p) != 2 or not all(p) for p in split):
+            raise ValueError(f"--pairs={','.join(pairs)}: give RUN:OTHER_RUN pairs, comma-separated")
+        rows = front.paired_points(wd.read_json(out), wd.read_json(other), split)
+    except ValueError as e:
+        sys.exit(str(e))
+    md = front.paired_table(rows, f"[{os.path.basename(other)}]({os.path.basename(other)})") + "\n"
+    path = os.path.splitext(out)[0] + "_paired.md"
+    wd.write_text_atomic(path, md)
+    print(md + path)
+
+
 def stats_path(out: str) -> str:
     return os.path.splitext(out)[0] + "_stats.json"
 
@@ -558,6 +580,8 @@ def main(_):
     except ValueError as e:
         sys.exit(str(e))  # one line, before any compute
     out = FLAGS.out or f"workdirs/bench/multipdenet_front{'_burgers' if burgers else ''}{'_tiny' if tiny else ''}.json"
+    if FLAGS.paired_with:
+        return publish_paired(out, FLAGS.paired_with, FLAGS.pairs)
     if FLAGS.render:
         publish(with_derived(wd.read_json(out), out), out)
         if FLAGS.stats:
