@@ -158,7 +158,8 @@ def make_dataset(config, workdir: str) -> str:
     except SpecError as err:   # a key or value the schema refuses: one line, exit 2
         raise config_lib.ConfigError(str(err)) from None
     metadata = dataset.dataset_metadata(spec)
-    if FLAGS.processes > 1 and not os.path.isdir(dataset.dataset_path(workdir, metadata)):
+    spawned = FLAGS.processes > 1 and not os.path.isdir(dataset.dataset_path(workdir, metadata))
+    if spawned:
         run_processes(child_commands(sys.argv, FLAGS.processes, os.sched_getaffinity(0)))
     mesh = mesh_lib.make_mesh() if jax.device_count() > 1 else None
     total = metadata["warmup_steps"] + (metadata["n_frames"] - 1) * metadata["save_every"]
@@ -168,7 +169,7 @@ def make_dataset(config, workdir: str) -> str:
             spec, workdir, mesh, progress=lambda done, _: bar.update(done, force=done == total),
             shard_size=FLAGS.shard_size or None,
         )
-    how = (f"written by {FLAGS.processes} processes" if FLAGS.processes > 1
+    how = (f"written by {FLAGS.processes} processes" if spawned
            else "found (cached)" if cached else "written")
     logging.info("%s dataset %s: %s", spec.pde, how, path)
     print(path)

@@ -11,6 +11,7 @@ point beats, `hct_at` / `cost_at` interpolate it linearly in log cost (never ext
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import jax
@@ -263,7 +264,6 @@ def paired_stats(a, b) -> dict:
 def point_of(result: dict, run: str) -> dict:
     """The point of a front JSON named `run`: its `name`, or its run folder's basename.
     ValueError naming the points there when none is."""
-    import os  # noqa: PLC0415
     for p in result["points"]:
         if run in (p["name"], os.path.basename(os.path.normpath(p.get("workdir") or ""))):
             return p
@@ -276,7 +276,6 @@ def paired_points(result: dict, other: dict, pairs: list[tuple[str, str]]) -> li
     the HCT of `result`'s point minus `other`'s (`paired_stats`) and the paired bootstrap
     interval of the ratio of their means. ValueError when the two JSONs' test ICs differ
     (their truth datasets or their count) or a point is not found."""
-    import os  # noqa: PLC0415
     ics = lambda r: ([os.path.basename(d) for d in r["dataset"]], r["n_ics"])  # noqa: E731
     if ics(result) != ics(other):
         raise ValueError(f"the two fronts are on different test ICs: {ics(result)} vs {ics(other)}")
