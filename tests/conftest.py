@@ -1,7 +1,7 @@
 """Test-wide setup, before any JAX operation runs: 8 fake CPU devices, every XLA compile of
 the session (tests, library jits, subprocesses, notebook kernels) with backend optimisation
-off and XLA's older, faster-compiling CPU fusion emitters (`tests.fast_compile`), and one
-persistent compilation cache for the whole session.
+off, XLA's older, faster-compiling CPU fusion emitters and one code-generation module per
+program (`tests.fast_compile`), and one persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
 devices; on a CPU-only machine XLA can split the host into fake ones. A subprocess has one
@@ -23,7 +23,7 @@ cores (a clean clone, `.ci/run`): 688 s with 3 workers, 766 s with 2.
 """
 import os
 
-from tests.fast_compile import DISABLE_ENV, LEGACY_EMITTERS
+from tests.fast_compile import DISABLE_ENV, FAST_XLA_FLAGS
 
 CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
 # entries are written for every compile: the tests' compiles are many and each is quick
@@ -32,8 +32,10 @@ CACHE_WRITE_ALL = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
 
 os.environ.setdefault(DISABLE_ENV, "1")   # read by JAX at import, inherited by subprocesses
 _xla_flags = os.environ.get("XLA_FLAGS", "")
-if os.environ[DISABLE_ENV] == "1" and "xla_cpu_use_fusion_emitters" not in _xla_flags:
-    os.environ["XLA_FLAGS"] = f"{_xla_flags} {LEGACY_EMITTERS}".strip()
+if os.environ[DISABLE_ENV] == "1":
+    # each flag unless the user set it
+    _added = [f for f in FAST_XLA_FLAGS.split() if f.split("=")[0] not in _xla_flags]
+    os.environ["XLA_FLAGS"] = " ".join([_xla_flags, *_added]).strip()
 os.environ.setdefault("MPLBACKEND", "Agg")
 for _name, _value in CACHE_WRITE_ALL.items():
     os.environ.setdefault(_name, _value)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 from tests import conftest
-from tests.fast_compile import DISABLE_ENV, LEGACY_EMITTERS
+from tests.fast_compile import DISABLE_ENV, FAST_XLA_FLAGS
 
 
 def test_the_session_cache_is_in_the_environment_and_every_compile_is_written():
@@ -27,10 +27,12 @@ def test_the_session_cache_is_in_the_environment_and_every_compile_is_written():
     assert bool(entries() - before) == jax.config.jax_enable_compilation_cache
 
 
-def test_optimisation_off_comes_with_the_legacy_emitters():
-    flags = os.environ.get("XLA_FLAGS", "")
-    assert (LEGACY_EMITTERS in flags) == (os.environ[DISABLE_ENV] == "1") or (
-        "xla_cpu_use_fusion_emitters" in flags)                       # set by the user
+def test_optimisation_off_comes_with_the_fast_compile_flags():
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    for flag in FAST_XLA_FLAGS.split():
+        name = flag.split("=")[0]
+        user_set = any(f.startswith(name) and f != flag for f in flags)
+        assert (flag in flags) == (os.environ[DISABLE_ENV] == "1") or user_set, (flag, flags)
 
 
 def test_a_subprocess_loads_what_the_test_process_compiled(tmp_path):

@@ -48,10 +48,10 @@ def run(module: str, hook: str | None, argv: list[str], cache_dir: str,
         timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the driver on `module` with `hook` (None: an uninterrupted run)."""
     # here, not at the top: the driver (this file as a script) has no `tests` package on its path
-    from tests.fast_compile import LEGACY_EMITTERS
+    from tests.fast_compile import FAST_XLA_FLAGS
 
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_COMPILATION_CACHE_DIR=cache_dir, MPLBACKEND="Agg", XLA_FLAGS=LEGACY_EMITTERS,
+    env.update(JAX_COMPILATION_CACHE_DIR=cache_dir, MPLBACKEND="Agg", XLA_FLAGS=FAST_XLA_FLAGS,
                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
                JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
     cmd = [sys.executable, os.path.abspath(__file__), module, hook or "-", *argv]

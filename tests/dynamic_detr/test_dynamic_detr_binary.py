@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from tests.fast_compile import LEGACY_EMITTERS
+from tests.fast_compile import FAST_XLA_FLAGS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # with the in-graph matcher and run.precompile: the fine-tune steps are compiled in a
@@ -28,7 +28,7 @@ MICRO = ["--config=configs/dynamic_detr/dynamic_detr.py:tiny", "--config.sparse.
 def _main(workdir):
     # a compilation cache shared by the two runs: the second loads what the first compiled
     cache = os.path.join(os.path.dirname(workdir), "xla_cache")
-    env = {**os.environ, "XLA_FLAGS": f"--xla_backend_optimization_level=0 {LEGACY_EMITTERS}",
+    env = {**os.environ, "XLA_FLAGS": f"--xla_backend_optimization_level=0 {FAST_XLA_FLAGS}",
            "JAX_PLATFORMS": "cpu",
            "PYTHONPATH": ROOT, "JAX_COMPILATION_CACHE_DIR": cache,
            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
