@@ -64,3 +64,14 @@ def test_a_subprocess_loads_what_the_test_process_compiled(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [str(jax.device_count()), repr(here)]
     assert probe() == before
+
+
+def test_a_notebook_kernel_optimises_only_when_asked(monkeypatch):
+    from tests import notebook_utils
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    plain, optimised = notebook_utils.kernel_env(), notebook_utils.kernel_env(optimise=True)
+    assert plain[DISABLE_ENV] == os.environ[DISABLE_ENV]          # the session's setting
+    assert optimised[DISABLE_ENV] == "0"
+    assert "MPLBACKEND" not in plain and "MPLBACKEND" not in optimised     # inline figures
+    assert {k: v for k, v in optimised.items() if k != DISABLE_ENV} == {
+        k: v for k, v in plain.items() if k != DISABLE_ENV}

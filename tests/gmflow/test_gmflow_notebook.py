@@ -27,7 +27,7 @@ PROBE = """{
 }"""
 
 
-run = module_run(NOTEBOOK, PROBE)
+run = module_run(NOTEBOOK, PROBE, optimise=True)   # a training loop: see notebook_utils
 
 
 def test_notebook_runs_from_its_folder_and_shows_the_grid(run):
