@@ -1,5 +1,6 @@
 """The layout rules of the code trees, read as text or parsed (nothing imported)."""
 import ast
+import functools
 import glob
 import os
 import re
@@ -69,15 +70,31 @@ def _python_files(root, tree) -> list[str]:
 
 
 def _tree(path) -> ast.Module:
+    """The parsed file, parsed again only when it changed (the checks only read it)."""
+    stat = os.stat(path)
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _parse(path, mtime_ns, size) -> ast.Module:
     with open(path, encoding="utf-8") as f:
         return ast.parse(f.read(), path)
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """`ast.walk(tree)` as a list, made once per tree and kept on it (each file is walked by
+    several checks)."""
+    nodes = getattr(tree, "_walked", None)
+    if nodes is None:
+        nodes = tree._walked = list(ast.walk(tree))
+    return nodes
 
 
 def _imports(tree: ast.Module) -> list[tuple[int, str, tuple[str, ...]]]:
     """(line, module, names taken from it) of every absolute import of the file, those inside
     functions too; `import a.b` is (line, "a.b", ())."""
     out = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -96,14 +113,14 @@ def call_lines(tree: ast.Module, module: str, name: str) -> list[int]:
     """Lines of the calls of `name` from the module whose dotted name ends in `module`:
     `<module or its alias>.name(...)`, or `name(...)` (any alias) imported from it."""
     mods, bare = {module}, set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.ImportFrom):
             from_module = (node.module or "").endswith(module)
             bare |= {a.asname or a.name for a in node.names if from_module and a.name == name}
             mods |= {a.asname or a.name for a in node.names if a.name == module}
         elif isinstance(node, ast.Import):
             mods |= {a.asname for a in node.names if a.asname and a.name.endswith(module)}
-    return sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+    return sorted(node.lineno for node in _walk(tree) if isinstance(node, ast.Call) and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == name
          and ast.unparse(node.func.value).split(".")[-1] in mods)
         or (isinstance(node.func, ast.Name) and node.func.id in bare)))
@@ -180,7 +197,7 @@ def train_py_breaks(root) -> list[str]:
     out = []
     for path in sorted(glob.glob(os.path.join(root, "experiments", "*", "train.py"))):
         tree, rel = _tree(path), _rel(root, path)
-        for node in ast.walk(tree):
+        for node in _walk(tree):
             what = None
             if isinstance(node, ast.Attribute) and node.attr in ("grad", "value_and_grad") \
                     and ast.unparse(node.value) == "jax":
@@ -211,7 +228,7 @@ def train_py_numbers(root) -> list[str]:
     out = []
     for path in sorted(glob.glob(os.path.join(root, "experiments", "*", "train.py"))):
         out += [f"{_rel(root, path)}:{node.lineno}: {node.value!r}"
-                for node in ast.walk(_tree(path)) if isinstance(node, ast.Constant)
+                for node in _walk(_tree(path)) if isinstance(node, ast.Constant)
                 and type(node.value) in (int, float, complex)
                 and node.value not in ALLOWED_NUMBERS]
     return sorted(out, key=lambda s: (s.split(":")[0], int(s.split(":")[1])))
