@@ -46,6 +46,14 @@ import pytest  # noqa: E402
 jax.config.update("jax_num_cpu_devices", 8)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Slowest test files first (tests/file_order.py): the same order in every worker."""
+    from tests import file_order
+
+    by_id = {item.nodeid: item for item in items}
+    items[:] = [by_id[n] for n in file_order.slowest_first(list(by_id), file_order.load())]
+
+
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: the usable cores plus one (see the module doc)."""
     from lib.common.report import usable_cores
@@ -58,6 +66,8 @@ def pytest_configure(config):
     """Point JAX (here and, through the environment, in xdist workers and subprocesses) at
     the session's compilation cache, before any test compiles. The xdist controller runs this
     before it starts the workers, which inherit the variable."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False     # keep the slowest-first order (file_order)
     if not os.environ.get(CACHE_ENV):
         # pytest's own base temp folder (xdist's controller places its workers' folders in
         # it the same way), removed with it after a few sessions

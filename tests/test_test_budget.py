@@ -68,3 +68,36 @@ def test_a_real_run_is_measured_and_written(tmp_path):
     assert len(calls) == 1 and calls[0]["nodeid"].endswith("test_probe.py::test_busy")
     assert calls[0]["seconds"] > 0.05
     assert "test_busy" in open(os.path.join(out, "budget.md")).read()
+
+
+def test_the_file_order_record_round_trips_and_orders_the_slowest_file_first(tmp_path):
+    from tests import file_order
+
+    log = tmp_path / "run.log"
+    log.write_text(LOG)
+    record = tmp_path / "seconds.json"
+    assert test_budget.main([f"--out={tmp_path / 'out'}", f"--log={log}",
+                             f"--file_order={record}"]) == 0
+    seconds = file_order.load(str(record))
+    assert list(seconds.items()) == [("tests/a/test_x.py", 15.25), ("tests/test_top.py", 2.0),
+                                     ("tests/a/test_y.py", 1.5)]
+    collected = ["tests/a/test_y.py::test_two[a b]", "tests/new/test_n.py::test_m",
+                 "tests/a/test_x.py::test_one", "tests/a/test_x.py::test_four",
+                 "tests/test_top.py::test_three", "tests/new/test_o.py::test_p"]
+    assert file_order.slowest_first(collected, seconds) == [
+        "tests/a/test_x.py::test_one", "tests/a/test_x.py::test_four",   # together, in order
+        "tests/test_top.py::test_three", "tests/a/test_y.py::test_two[a b]",
+        "tests/new/test_n.py::test_m", "tests/new/test_o.py::test_p"]    # unrecorded: as found
+    assert file_order.load(str(tmp_path / "none.json")) == {}
+
+
+def test_this_session_starts_the_recorded_slowest_files_first(request):
+    from tests import file_order
+
+    seconds = file_order.load()
+    assert seconds and all(os.path.isfile(os.path.join(test_budget.ROOT, f)) for f in seconds), \
+        "tests/file_seconds.json names a file that is gone: write it again (tests/file_order.py)"
+    files = list(dict.fromkeys(file_order.file_of(item.nodeid) for item in request.session.items))
+    recorded = [seconds.get(f, 0.0) for f in files]
+    assert recorded == sorted(recorded, reverse=True)
+    assert request.config.option.loadscopereorder is False       # xdist keeps this order

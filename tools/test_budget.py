@@ -25,6 +25,10 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+from tests import file_order  # noqa: E402  (the record's format, shared with tests/conftest.py)
+
 PHASES = ("setup", "call", "teardown")
 # one row of pytest's "slowest durations" section: "12.34s call     tests/a/test_b.py::test_c"
 ROW = re.compile(r"^\s*(\d+(?:\.\d+)?)s (setup|call|teardown)\s+(\S.*?)\s*$")
@@ -129,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="folder for budget.json and budget.md")
     parser.add_argument("--log", help="read this saved pytest output instead of running pytest")
     parser.add_argument("--top", type=int, default=30, help="how many slowest rows (default 30)")
+    parser.add_argument("--file_order", help="also write the per-file seconds to this JSON, the "
+                        "record tests/conftest.py starts the slowest files first from "
+                        "(tests/file_seconds.json; tests/file_order.py)")
     parser.add_argument("--pytest_args", default="",
                         help="extra pytest arguments, space separated (e.g. '-p no:xdist')")
     args = parser.parse_args(argv)
@@ -157,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "budget.json"), "w") as f:
         json.dump(report, f, indent=1)
+    if args.file_order:
+        with open(args.file_order + ".tmp", "w") as f:
+            json.dump(file_order.record(report["summary"]["files"]), f, indent=1)
+            f.write("\n")
+        os.replace(args.file_order + ".tmp", args.file_order)
     text = markdown(report)
     with open(os.path.join(args.out, "budget.md"), "w") as f:
         f.write(text)
