@@ -19,7 +19,8 @@ JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
 
 `-n auto` starts one xdist worker more than the cores this process may use: a worker that
 waits for a subprocess, a notebook kernel or a file leaves its core to the others. On 2 idle
-cores (a clean clone, `.ci/run`): 688 s with 3 workers, 766 s with 2.
+cores (a clean clone, `.ci/run`): 688 s with 3 workers, 766 s with 2. The test files start
+slowest first, in the order of `tests/file_seconds.json` (`tests/file_order.py`).
 """
 import os
 
