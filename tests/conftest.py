@@ -4,13 +4,11 @@ off, XLA's older, faster-compiling CPU fusion emitters and one code-generation m
 program (`tests.fast_compile`), and one persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
-devices; on a CPU-only machine XLA can split the host into fake ones. The 8 are set through
-the environment (JAX_NUM_CPU_DEVICES), so every subprocess and notebook kernel has them too:
-a compile's cache key includes the devices, and a subprocess loads what the test process
-compiled only with the same devices (tests/test_session_compile.py). Measured on one core:
-the MultiPDENet notebook after the experiment's tiny run 32.9 -> 25.2 s (its training
-step loaded, not compiled). A test that needs another count sets it in its subprocess's
-environment.
+devices; on a CPU-only machine XLA can split the host into fake ones. A subprocess has one
+device unless its environment says otherwise (JAX_NUM_CPU_DEVICES=8): a compile's cache key
+includes the devices, so a subprocess loads what the test process compiled only with the
+same 8 devices (tests/test_session_compile.py), and what other one-device subprocesses
+compiled in any case.
 
 The compilation cache (`<pytest basetemp>/jax_cache`, every compile written, however small
 or quick) is shared by the xdist workers and every subprocess and notebook kernel they start
@@ -29,13 +27,11 @@ import os
 from tests.fast_compile import DISABLE_ENV, FAST_XLA_FLAGS
 
 CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
-DEVICES_ENV = "JAX_NUM_CPU_DEVICES"
 # entries are written for every compile: the tests' compiles are many and each is quick
 CACHE_WRITE_ALL = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 
 os.environ.setdefault(DISABLE_ENV, "1")   # read by JAX at import, inherited by subprocesses
-os.environ.setdefault(DEVICES_ENV, "8")
 _xla_flags = os.environ.get("XLA_FLAGS", "")
 if os.environ[DISABLE_ENV] == "1":
     # each flag unless the user set it
@@ -48,7 +44,7 @@ for _name, _value in CACHE_WRITE_ALL.items():
 import jax  # noqa: E402  (after the environment it reads)
 import pytest  # noqa: E402
 
-jax.config.update("jax_num_cpu_devices", int(os.environ[DEVICES_ENV]))
+jax.config.update("jax_num_cpu_devices", 8)
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -36,11 +36,10 @@ def test_optimisation_off_comes_with_the_fast_compile_flags():
 
 
 def test_a_subprocess_loads_what_the_test_process_compiled(tmp_path):
-    """A subprocess, which inherits this process's device count (JAX_NUM_CPU_DEVICES, set by
-    tests/conftest.py), loads a function compiled here from the session's cache: it writes
-    no entry of its own for that function. (With one device the cache keys would differ and
-    it would compile afresh.) Other pytest workers share the cache folder, so only the
-    probe's entries are compared."""
+    """A subprocess given this process's device count (JAX_NUM_CPU_DEVICES) loads a
+    function compiled here from the session's cache: it writes no entry of its own for that
+    function. (With its default one device the cache keys differ and it compiles afresh.)
+    Other pytest workers share the cache folder, so only the probe's entries are compared."""
     if not jax.config.jax_enable_compilation_cache:
         pytest.skip("JAX_ENABLE_COMPILATION_CACHE=0: no cache to share")
     cache = os.environ[conftest.CACHE_ENV]
@@ -59,7 +58,8 @@ def test_a_subprocess_loads_what_the_test_process_compiled(tmp_path):
     assert before, "the test process cached no entry for the probe"
     out = subprocess.run([sys.executable, "-c", "import jax, session_probe; "
                           "print(jax.device_count(), session_probe.run())"],
-                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path),
+                                  JAX_NUM_CPU_DEVICES=str(jax.device_count())),
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [str(jax.device_count()), repr(here)]
