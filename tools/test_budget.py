@@ -27,6 +27,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+from lib.common import workdir as wd  # noqa: E402
 from tests import file_order  # noqa: E402  (the record's format, shared with tests/conftest.py)
 
 PHASES = ("setup", "call", "teardown")
@@ -56,12 +57,8 @@ def parse_durations(text: str) -> list[dict]:
     return rows
 
 
-def _file_of(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0]
-
-
 def _package_of(nodeid: str) -> str:
-    parts = _file_of(nodeid).split("/")
+    parts = file_order.file_of(nodeid).split("/")
     return "/".join(parts[:2]) if len(parts) > 2 else parts[0]
 
 
@@ -79,7 +76,7 @@ def summarise(rows: list[dict], top: int = 30) -> dict:
     """{"slowest": the `top` slowest (test, phase) rows, "files": per-file totals,
     "packages": per-package totals (tests/<dir>), "total_s": sum of every row}."""
     slowest = sorted(rows, key=lambda r: -r["seconds"])[:top]
-    return {"slowest": slowest, "files": _totals(rows, _file_of),
+    return {"slowest": slowest, "files": _totals(rows, file_order.file_of),
             "packages": _totals(rows, _package_of),
             "total_s": round(sum(r["seconds"] for r in rows), 2)}
 
@@ -165,10 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(args.out, "budget.json"), "w") as f:
         json.dump(report, f, indent=1)
     if args.file_order:
-        with open(args.file_order + ".tmp", "w") as f:
-            json.dump(file_order.record(report["summary"]["files"]), f, indent=1)
-            f.write("\n")
-        os.replace(args.file_order + ".tmp", args.file_order)
+        wd.write_text_atomic(args.file_order,
+                             json.dumps(file_order.record(report["summary"]["files"]), indent=1) + "\n")
     text = markdown(report)
     with open(os.path.join(args.out, "budget.md"), "w") as f:
         f.write(text)
