@@ -52,15 +52,32 @@ class EchoLM(LanguageModel):
 
 
 @contextlib.contextmanager
-def serving(lm=None, **kw):
+def running(lm=None, **kw):
+    """The server (`make_server` with `kw`), serving in a thread."""
     server = make_server(lm or EchoLM(), "127.0.0.1", 0, **kw)
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
-        yield server.server_port
+        yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextlib.contextmanager
+def serving(lm=None, **kw):
+    """The port of a running server."""
+    with running(lm, **kw) as server:
+        yield server.server_port
+
+
+def until(condition, what: str):
+    """Wait (at most HANG_S) until `condition()` holds: the server's reader thread works
+    asynchronously, and a test that reads its state waits for it rather than sleeping."""
+    end = time.monotonic() + HANG_S
+    while not condition():
+        assert time.monotonic() < end, f"waited {HANG_S} s for {what}"
+        time.sleep(0.01)
 
 
 def post(port, body, path="/v1/chat/completions", headers=None):
@@ -236,14 +253,17 @@ def test_idle_connections_hold_no_worker():
 
 def test_a_full_connection_table_evicts_an_idle_connection_else_answers_503():
     head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-    with serving(max_connections=4) as port:
+    with running(max_connections=4) as server:
+        port = server.server_port
         idle = [socket.create_connection(("127.0.0.1", port), timeout=HANG_S)
                 for _ in range(4)]
-        time.sleep(0.2)                       # all four adopted by the server
+        until(lambda: len(server._idle) == 4, "the four idle connections to be adopted")
         assert post(port, chat_body())[0] == 200          # the oldest idle one made room
         assert _read_until_closed(idle[0]) == b""
         busy = [_stall(port, head) for _ in range(4)]     # requests under way: not idle
-        time.sleep(0.2)
+        # each adopted and its first bytes read (the POST's own connection may still have
+        # held a slot when the first of them arrived)
+        until(lambda: len(server._partial) == 4, "the four stalled requests to be read")
         for s in idle[1:]:
             assert _read_until_closed(s) == b""
         t0 = time.monotonic()
@@ -270,14 +290,14 @@ class BlockingLM(EchoLM):
 
 def test_a_full_request_queue_answers_503_in_openai_shape():
     lm = BlockingLM()
-    with serving(lm, max_workers=1, max_pending=1) as port:
-        results = {}
+    with running(lm, max_workers=1, max_pending=1) as server:
+        port, results = server.server_port, {}
         first = threading.Thread(target=lambda: results.setdefault("a", post(port, chat_body())))
         first.start()
         assert lm.entered.wait(HANG_S)        # the one worker is in the model
         second = threading.Thread(target=lambda: results.setdefault("b", post(port, chat_body())))
         second.start()
-        time.sleep(0.3)                       # the second request waits in the queue
+        until(lambda: server._queue.qsize() == 1, "the second request to wait in the queue")
         status, answer = post(port, chat_body())
         assert status == 503
         assert_openai_error(json.dumps(answer).encode(), "server_overloaded")
