@@ -21,6 +21,7 @@ JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
 waits for a subprocess, a notebook kernel or a file leaves its core to the others. On 2 idle
 cores (a clean clone, `.ci/run`): 688 s with 3 workers, 766 s with 2. The test files start
 slowest first, in the order of `tests/file_seconds.json` (`tests/file_order.py`).
+`--cpu_log=PATH` records the CPU seconds of every test phase (`tests/cpu_account.py`).
 """
 import os
 
@@ -43,6 +44,11 @@ for _name, _value in CACHE_WRITE_ALL.items():
 
 import jax  # noqa: E402  (after the environment it reads)
 import pytest  # noqa: E402
+
+from tests import cpu_account  # noqa: E402
+# `--cpu_log=PATH`: CPU seconds per test phase (tests/cpu_account.py)
+from tests.cpu_account import (pytest_addoption, pytest_runtest_call,  # noqa: E402,F401
+                               pytest_runtest_setup, pytest_runtest_teardown)
 
 jax.config.update("jax_num_cpu_devices", 8)
 
@@ -67,6 +73,7 @@ def pytest_configure(config):
     """Point JAX (here and, through the environment, in xdist workers and subprocesses) at
     the session's compilation cache, before any test compiles. The xdist controller runs this
     before it starts the workers, which inherit the variable."""
+    cpu_account.pytest_configure(config)
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False     # keep the slowest-first order (file_order)
     if not os.environ.get(CACHE_ENV):

@@ -9,8 +9,16 @@ With paths, each path runs in its own `python3 -m pytest -q --durations=0 --dura
 every process it waited for: subprocess tests, notebook kernels) is recorded beside the wall
 time. CPU time is what adds up to the suite's wall time on idle cores; wall time on a shared
 machine is not. With `--log`, a file holding pytest's output of a `--durations=0` run is read
-instead (no CPU figure). Writes `<out>/budget.json` and `<out>/budget.md`, and prints the
-markdown. A module fixture's cost shows as the setup of the first test that uses it.
+instead (no CPU figure). With `--cpu_log`, the record of a run with `--cpu_log=FILE`
+(tests/cpu_account.py: CPU seconds of every test phase, its own process and the
+subprocesses it waited for, and of every pytest process) is read too, alone or with `--log`:
+a test's CPU is what it costs a CPU-bound suite, whatever else ran beside it.
+
+    python3 -m pytest -n auto --dist loadfile --durations=0 --cpu_log=/tmp/cpu.json > pytest.log
+    python3 tools/test_budget.py --out=/tmp/budget --log=pytest.log --cpu_log=/tmp/cpu.json
+
+Writes `<out>/budget.json` and `<out>/budget.md`, and prints the markdown. A module
+fixture's cost shows as the setup of the first test that uses it.
 """
 from __future__ import annotations
 
@@ -28,7 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 from lib.common import workdir as wd  # noqa: E402
-from tests import file_order  # noqa: E402  (the record's format, shared with tests/conftest.py)
+from tests import cpu_account, file_order  # noqa: E402  (the records' formats, shared with tests/)
 
 PHASES = ("setup", "call", "teardown")
 # one row of pytest's "slowest durations" section: "12.34s call     tests/a/test_b.py::test_c"
@@ -81,6 +89,38 @@ def summarise(rows: list[dict], top: int = 30) -> dict:
             "total_s": round(sum(r["seconds"] for r in rows), 2)}
 
 
+def _cpu_totals(rows: list[dict], key) -> list[dict]:
+    """Per key(nodeid): own, children and total CPU seconds, largest total first."""
+    acc = collections.defaultdict(lambda: [0.0, 0.0])
+    for r in rows:
+        acc[key(r["nodeid"])][0] += r["own"]
+        acc[key(r["nodeid"])][1] += r["children"]
+    out = [{"name": k, "own": round(o, 2), "children": round(c, 2), "total": round(o + c, 2)}
+           for k, (o, c) in acc.items()]
+    return sorted(out, key=lambda d: -d["total"])
+
+
+def summarise_cpu(record: dict, top: int = 30) -> dict:
+    """From a `--cpu_log` record: {"session_s": the session's CPU (the main pytest process,
+    its workers and every subprocess), "tests_s" / "own_s" / "children_s": the test phases'
+    sum and its two parts, "processes" (each with "in_tests": its own CPU inside test
+    phases; the rest is collection and start-up), "slowest": the `top` costliest (test,
+    phase) rows, "files", "packages"}."""
+    rows = [dict(r, total=round(r["own"] + r["children"], 3)) for r in record["rows"]]
+    in_tests = collections.Counter()
+    for r in rows:
+        in_tests[r.get("process", "main")] += r["own"]
+    processes = [dict(p, in_tests=round(in_tests[p["name"]], 2)) for p in record["processes"]]
+    main = [p for p in processes if p["name"] == "main"]
+    own, children = sum(r["own"] for r in rows), sum(r["children"] for r in rows)
+    return {"session_s": round(main[0]["own"] + main[0]["children"], 1) if main else None,
+            "tests_s": round(own + children, 1), "own_s": round(own, 1),
+            "children_s": round(children, 1), "processes": processes,
+            "slowest": sorted(rows, key=lambda r: -r["total"])[:top],
+            "files": _cpu_totals(rows, file_order.file_of),
+            "packages": _cpu_totals(rows, _package_of)}
+
+
 def run_pytest(path: str, extra: list[str]) -> dict:
     """Run pytest on `path` in a child process; {"path", "returncode", "cpu_s", "wall_s",
     "rows", "tail"}."""
@@ -109,7 +149,11 @@ def markdown(report: dict) -> str:
         out += [f"| {r['path']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['returncode']} | "
                 f"{' '.join(r['tail'])} |" for r in report["runs"]]
         out += [f"| **all** | {report['cpu_s']:.1f} | {report['wall_s']:.1f} | | |", ""]
-    s = report["summary"]
+    if report.get("cpu"):
+        out += cpu_markdown(report["cpu"])
+    s = report.get("summary")
+    if s is None:
+        return "\n".join(out) + "\n"
     out += [f"Sum of pytest's durations: {s['total_s']:.1f} s.", "",
             f"Slowest {len(s['slowest'])} (test, phase):", "",
             "| s | phase | test |", "|---|---|---|"]
@@ -122,6 +166,26 @@ def markdown(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def cpu_markdown(c: dict) -> list[str]:
+    """Markdown lines of `summarise_cpu`'s result."""
+    session = (f"The session used {c['session_s']:.1f} CPU-s (every pytest process and "
+               f"subprocess); " if c["session_s"] is not None else "")
+    out = [f"{session}the test phases {c['tests_s']:.1f} CPU-s: {c['own_s']:.1f} in the tests' "
+           f"processes, {c['children_s']:.1f} in subprocesses they waited for.", "",
+           "| process | own CPU s | of which in test phases | children CPU s |", "|---|---|---|---|"]
+    out += [f"| {p['name']} | {p['own']:.1f} | {p['in_tests']:.1f} | {p['children']:.1f} |"
+            for p in c["processes"]]
+    out += ["", f"Costliest {len(c['slowest'])} (test, phase) in CPU seconds:", "",
+            "| CPU s | own | children | phase | test |", "|---|---|---|---|---|"]
+    out += [f"| {r['total']:.2f} | {r['own']:.2f} | {r['children']:.2f} | {r['phase']} | "
+            f"`{r['nodeid']}` |" for r in c["slowest"]]
+    for title, key in (("CPU per package", "packages"), ("CPU per file", "files")):
+        out += ["", f"{title}:", "", "| name | own s | children s | total s |", "|---|---|---|---|"]
+        out += [f"| `{d['name']}` | {d['own']:.1f} | {d['children']:.1f} | {d['total']:.1f} |"
+                for d in c[key]]
+    return out + [""]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -129,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", help="test paths, each run in its own pytest")
     parser.add_argument("--out", required=True, help="folder for budget.json and budget.md")
     parser.add_argument("--log", help="read this saved pytest output instead of running pytest")
+    parser.add_argument("--cpu_log", help="read this record of a pytest run with --cpu_log "
+                        "(CPU seconds per test phase; tests/cpu_account.py)")
     parser.add_argument("--top", type=int, default=30, help="how many slowest rows (default 30)")
     parser.add_argument("--file_order", help="also write the per-file seconds to this JSON, the "
                         "record tests/conftest.py starts the slowest files first from "
@@ -136,16 +202,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pytest_args", default="",
                         help="extra pytest arguments, space separated (e.g. '-p no:xdist')")
     args = parser.parse_args(argv)
-    if bool(args.paths) == bool(args.log):
-        parser.error("give test paths to run, or --log=FILE to read, not both")
-    if args.log:
+    if bool(args.paths) == bool(args.log or args.cpu_log):
+        parser.error("give test paths to run, or --log=FILE and/or --cpu_log=FILE to read, "
+                     "not both")
+    if args.file_order and not (args.paths or args.log):
+        parser.error("--file_order needs the durations of --log=FILE or of test paths")
+    cpu = None
+    if args.cpu_log:
+        if not os.path.isfile(args.cpu_log):
+            parser.error(f"--cpu_log={args.cpu_log}: no such file")
+        try:
+            cpu = summarise_cpu(cpu_account.load(args.cpu_log), args.top)
+        except ValueError as e:
+            parser.error(f"--cpu_log={args.cpu_log}: {e}")
+    if args.cpu_log and not args.log:
+        report = {"runs": [], "cpu": cpu}
+    elif args.log:
         if not os.path.isfile(args.log):
             parser.error(f"--log={args.log}: no such file")
         try:
             rows = parse_durations(open(args.log).read())
         except ValueError as e:
             parser.error(f"--log={args.log}: {e}")
-        report = {"runs": [], "summary": summarise(rows, args.top)}
+        report = {"runs": [], "summary": summarise(rows, args.top), "cpu": cpu}
     else:
         runs = []
         for path in args.paths:

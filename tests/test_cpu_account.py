@@ -1,0 +1,85 @@
+"""tests/cpu_account.py (`--cpu_log`): each test phase's CPU, in the test's process and in the
+subprocesses it waited for, recorded by a real pytest run in a child process (one process,
+then two xdist workers) and read back by tools/test_budget.py."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests import cpu_account
+from tools import test_budget
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROBE = """\
+import subprocess, sys
+
+def test_child():
+    subprocess.run([sys.executable, "-c", "sum(i * i for i in range(6_000_000))"], check=True)
+
+def test_own():
+    sum(i * i for i in range(3_000_000))
+"""
+
+
+def _record(tmp_path, *args) -> dict:
+    (tmp_path / "test_probe.py").write_text(PROBE)
+    log = tmp_path / "cpu.json"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.cpu_account",
+                           f"--rootdir={tmp_path}", f"--cpu_log={log}", *args, "test_probe.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return cpu_account.load(str(log))
+
+
+def _phases(record) -> dict:
+    return {(r["nodeid"].split("::")[1], r["phase"]): r for r in record["rows"]}
+
+
+def test_each_phase_counts_its_own_and_its_waited_subprocess_cpu(tmp_path):
+    record = _record(tmp_path, "-p", "no:xdist")
+    phases = _phases(record)
+    assert set(phases) == {(t, p) for t in ("test_child", "test_own")
+                           for p in ("setup", "call", "teardown")}
+    child, own = phases["test_child", "call"], phases["test_own", "call"]
+    assert child["children"] > 0.1 and child["own"] < child["children"] / 2, child
+    assert own["own"] > 0.1 and own["children"] < 0.01, own
+    (main,) = record["processes"]
+    # (the processes' totals are rounded to 0.01 s, the phases to 0.001 s)
+    assert main["name"] == "main" and main["own"] >= sum(r["own"] for r in record["rows"]) - 0.01
+    assert main["children"] >= child["children"] - 0.01
+
+    summary = test_budget.summarise_cpu(record, top=1)
+    # twice the work, in a child: the costliest
+    assert summary["slowest"][0]["nodeid"].endswith("::test_child")
+    (probe,) = summary["files"]
+    assert probe["total"] == pytest.approx(sum(r["own"] + r["children"] for r in record["rows"]),
+                                           abs=0.01)
+    out = tmp_path / "out"
+    assert test_budget.main([f"--out={out}", f"--cpu_log={tmp_path / 'cpu.json'}"]) == 0
+    assert "in subprocesses they waited for" in (out / "budget.md").read_text()
+    assert json.load(open(out / "budget.json"))["cpu"]["files"] == summary["files"]
+
+
+def test_xdist_workers_report_to_the_controller(tmp_path):
+    record = _record(tmp_path, "-n", "2", "--dist", "loadfile")
+    assert len(record["rows"]) == 6
+    names = sorted(p["name"] for p in record["processes"])
+    assert names == ["gw0", "gw1", "main"]
+    procs = {p["name"]: p for p in record["processes"]}
+    # the controller reaps its workers: its children hold at least their CPU
+    assert procs["main"]["children"] >= procs["gw0"]["own"] + procs["gw1"]["own"] - 0.02
+    assert {r["process"] for r in record["rows"]} <= {"gw0", "gw1"}
+
+
+def test_a_file_that_is_not_a_record_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "pytest.log"
+    bad.write_text("== 3 passed in 1.0s ==\n")
+    with pytest.raises(SystemExit) as e:
+        test_budget.main([f"--out={tmp_path}", f"--cpu_log={bad}"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+        f"--cpu_log={bad}: not a --cpu_log record (tests/cpu_account.py): "
+        "Expecting value: line 1 column 1 (char 0)")
