@@ -37,14 +37,12 @@ import subprocess
 import sys
 from typing import Sequence
 
-import jax
 import numpy as np
 from absl import flags, logging
 
-from lib.common import cli, config as config_lib, mesh as mesh_lib, progress as progress_lib
-from lib.pde import dataset, navier_stokes, systems
+# JAX and the simulation load in the functions that simulate, after --help and config errors
+from lib.common import cli, config as config_lib
 from lib.pde.data_config import SpecError, spec_from_config
-from lib.toolbox import plotting
 
 flags.DEFINE_bool("plot", True, "Write a PNG of fine and coarse snapshots (2-D systems).")
 flags.DEFINE_integer("shard_size", 0, "Simulate and write this many trajectories at a time "
@@ -107,13 +105,16 @@ def run_processes(commands: list[tuple[list[str], int]]) -> None:
                            f"{failed[0][1]}; rerunning the command resumes from the finished shards")
 
 
-def fine_snapshots(solver: systems.Solver, key, warmup_steps: int, every: int, count: int) -> np.ndarray:
+def fine_snapshots(solver, key, warmup_steps: int, every: int, count: int) -> np.ndarray:
     """`count` fine-grid observations of the trajectory started from `key`: after
     `warmup_steps` steps, then every `every` steps; `(count, C, n[, n])`.
 
     One compiled program (a `fori_loop` over a traced step count) serves the warm-up and
     every interval, so the plot costs one compilation of the solver step, not two.
+    `solver`: a `lib.pde.systems.Solver`.
     """
+    import jax
+
     advance = jax.jit(lambda state, n: jax.lax.fori_loop(0, n, lambda _, s: solver.step(s), state))
     observe = jax.jit(solver.observe)
     state = advance(jax.jit(solver.initial_state)(key), warmup_steps)
@@ -128,8 +129,12 @@ def _png_path(path: str, workdir: str) -> str:
     return os.path.join(workdir, "plots", os.path.basename(path) + ".png")
 
 
-def _plot(spec: dataset.DatasetSpec, metadata: dict, path: str, workdir: str) -> str:
-    """Fine vs coarse snapshots of train trajectory 0 at 4 times; returns the PNG path."""
+def _plot(spec, metadata: dict, path: str, workdir: str) -> str:
+    """Fine vs coarse snapshots of train trajectory 0 at 4 times (`spec`: a
+    `lib.pde.dataset.DatasetSpec`); returns the PNG path."""
+    from lib.pde import dataset, navier_stokes, systems
+    from lib.toolbox import plotting
+
     solver = systems.build(spec.pde, spec.params, spec.dtype)
     stride = max((metadata["n_frames"] - 1) // 3, 1)
     key = dataset.initial_keys(spec.seed, "train", 1)[0]
@@ -157,6 +162,11 @@ def make_dataset(config, workdir: str) -> str:
         spec = spec_from_config(config)
     except SpecError as err:   # a key or value the schema refuses: one line, exit 2
         raise config_lib.ConfigError(str(err)) from None
+    import jax
+
+    from lib.common import mesh as mesh_lib, progress as progress_lib
+    from lib.pde import dataset, systems
+
     metadata = dataset.dataset_metadata(spec)
     spawned = FLAGS.processes > 1 and not os.path.isdir(dataset.dataset_path(workdir, metadata))
     if spawned:

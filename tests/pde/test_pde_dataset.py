@@ -108,6 +108,33 @@ def test_sharded_generation_equals_single_device():
     np.testing.assert_allclose(sharded, single, atol=1e-5)
 
 
+# runs the tool as `python tools/make_pde_data.py ARGS` would, then says whether JAX loaded
+# (a value out of range is answered by data_config's physical checks, which load it)
+_BEFORE_JAX = r"""
+import json, runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    code = 0
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "jax": "jax" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--help"], 0, "Flags of make_pde_data.py:"),
+    (["--config=configs/pde_data/burgers.py:tiny", "--config.data.n_trainx=3"], 2,
+     "did you mean 'data.n_train'"),
+])
+def test_command_line_tool_answers_help_and_config_errors_before_jax(args, code, says):
+    proc = subprocess.run([sys.executable, "-c", _BEFORE_JAX, "tools/make_pde_data.py", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_TIMEOUT_S,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"code": code, "jax": False}, proc.stderr
+    assert says in proc.stdout + proc.stderr
+
+
 def test_command_line_tool_writes_a_dataset_and_rejects_a_bad_config(tmp_path):
     command = [sys.executable, os.path.join(ROOT, "tools/make_pde_data.py"),
                "--config=" + os.path.join(ROOT, "configs/pde_data/burgers.py:tiny"),
