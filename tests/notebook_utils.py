@@ -107,10 +107,15 @@ def execute(path: str, probe: str | None = None, timeout: int = 900, optimise: b
             f"import os\nprint({PROBE_MARKER!r} + repr({probe}))"))
     env = kernel_env(optimise)
     with tempfile.TemporaryDirectory(prefix="nb_kernel_") as kernel_dir:
-        client = NotebookClient(nb, km=_kernel_manager(kernel_dir), timeout=timeout,
+        km = _kernel_manager(kernel_dir)
+        client = NotebookClient(nb, km=km, timeout=timeout,
                                 allow_errors=True, record_timing=False,
                                 resources={"metadata": {"path": os.path.dirname(path)}})
-        client.execute(env=env)
+        try:
+            client.execute(env=env)
+        finally:   # nbclient stops only kernels it made itself; this one would outlive the test
+            if km.has_kernel:
+                km.shutdown_kernel(now=True)
     value = None
     if probe is not None:
         cell = nb.cells.pop()

@@ -29,7 +29,8 @@ def _record(tmp_path, *args) -> dict:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.cpu_account",
                            f"--rootdir={tmp_path}", f"--cpu_log={log}", *args, "test_probe.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
+                          env={**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
+                               "PYTHONPATH": ROOT})   # not this session's options
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return cpu_account.load(str(log))
 

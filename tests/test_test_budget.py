@@ -56,7 +56,8 @@ def test_output_without_durations_is_one_clear_error(tmp_path, capsys):
     assert "missing.log: no such file" in capsys.readouterr().err
 
 
-def test_a_real_run_is_measured_and_written(tmp_path):
+def test_a_real_run_is_measured_and_written(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)   # the child pytest: not this session's options
     probe = tmp_path / "test_probe.py"
     probe.write_text("def test_busy():\n    sum(i * i for i in range(3_000_000))\n")
     out = tmp_path / "out"

@@ -24,6 +24,7 @@ PROBE = """{
     "before": [bool(v) for v in before], "after": [bool(v) for v in after],
     "flagged": [bool(v) for v in flagged], "ends": [float(v) for v in ends],
     "t_fail": T_FAIL, "marks_after": sorted({int(m) for m in marks[times > T_FAIL]}),
+    "kernel_pid": os.getpid(),
 }"""
 
 
@@ -60,3 +61,9 @@ def test_cades_flags_the_stop_and_few_normal_windows(run):
     assert flagged[after].all(), np.asarray(p["p_cades"])[after]
     # α = 0.05 on ~16 normal windows: a handful of false alarms at most
     assert flagged[before].sum() <= 3, np.asarray(p["p_cades"])[before]
+
+
+def test_the_kernel_is_stopped_and_reaped_after_the_run(run):
+    _, p = run
+    with pytest.raises(ProcessLookupError):   # gone: neither running nor a zombie
+        os.kill(p["kernel_pid"], 0)

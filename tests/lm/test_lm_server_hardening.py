@@ -260,9 +260,10 @@ def test_a_full_connection_table_evicts_an_idle_connection_else_answers_503():
         until(lambda: len(server._idle) == 4, "the four idle connections to be adopted")
         assert post(port, chat_body())[0] == 200          # the oldest idle one made room
         assert _read_until_closed(idle[0]) == b""
+        # the POST's connection closed on the server's side too (until then it holds a slot,
+        # and the fourth stalled request below would find the table full)
+        until(lambda: len(server._reading) + server._busy == 3, "the POST's connection to close")
         busy = [_stall(port, head) for _ in range(4)]     # requests under way: not idle
-        # each adopted and its first bytes read (the POST's own connection may still have
-        # held a slot when the first of them arrived)
         until(lambda: len(server._partial) == 4, "the four stalled requests to be read")
         for s in idle[1:]:
             assert _read_until_closed(s) == b""
