@@ -28,19 +28,22 @@ import time
 
 import pytest
 
+from lib.common import workdir as wd
+
 PROPERTY = "cpu_s"          # the user_properties entry a measured phase adds to its report
 ABOUT = ("CPU seconds per test phase: own (the test's process) and children (processes it "
          "waited for); tests/cpu_account.py")
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's reaped children so far."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
 
 
 def cpu_now() -> tuple[float, float]:
     """(this process's CPU seconds, its reaped children's CPU seconds) so far."""
-    return time.process_time(), _children_cpu()
+    return time.process_time(), children_cpu()
 
 
 def pytest_addoption(parser):
@@ -80,8 +83,7 @@ def pytest_runtest_teardown(item):
 
 def row_of(report) -> dict | None:
     """{"nodeid", "phase", "own", "children", "process"} of a test report's measurement of its
-    own phase
-    (a report carries the entries of the earlier phases too), or None."""
+    own phase (a report carries the entries of the earlier phases too), or None."""
     for name, value in getattr(report, "user_properties", ()):
         if name == PROPERTY and value["phase"] == report.when:
             return {"nodeid": report.nodeid, **value}
@@ -123,12 +125,9 @@ class Recorder:
         # "main": this process; with xdist its children include the workers, so its own +
         # children is the whole session's CPU
         processes = [*self.processes, process_total("main")]
-        lines = ",\n".join(json.dumps(r) for r in self.rows)
-        tmp = f"{self.path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            f.write(f'{{"about": {json.dumps(ABOUT)},\n"processes": {json.dumps(processes)},\n'
-                    f'"rows": [\n{lines}\n]}}\n')
-        os.replace(tmp, self.path)
+        lines = ",\n".join(json.dumps(r) for r in self.rows)      # a row per line
+        wd.write_text_atomic(self.path, f'{{"about": {json.dumps(ABOUT)},\n"processes": '
+                                        f'{json.dumps(processes)},\n"rows": [\n{lines}\n]}}\n')
 
 
 def pytest_configure(config):

@@ -27,7 +27,6 @@ import collections
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -125,12 +124,11 @@ def run_pytest(path: str, extra: list[str]) -> dict:
     """Run pytest on `path` in a child process; {"path", "returncode", "cpu_s", "wall_s",
     "rows", "tail"}."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--durations=0", "--durations-min=0", *extra, path]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_account.children_cpu()
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = cpu_account.children_cpu() - before
     text = proc.stdout + proc.stderr
     try:
         rows = parse_durations(text)
