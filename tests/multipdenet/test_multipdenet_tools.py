@@ -111,5 +111,7 @@ def test_cost_bench_measures_the_overridden_config_and_names_a_bad_override(tmp_
         assert t["met"] == (t["ratio_median"] <= t["bound"] and t["ratio_fastest"] <= t["bound"])
         assert t["verdict"] == ("met" if t["met"] else "unsettled" if min(
             t["ratio_median"], t["ratio_fastest"]) <= t["bound"] else "missed")
-    proc, _ = _cost_bench(tmp_path, "--override=model.n_micro")
-    assert proc.returncode != 0 and "--override item 'model.n_micro' is not key=value" in proc.stderr
+    os.remove(out)
+    proc, _ = _cost_bench(tmp_path, "--override=model.n_micro")      # one line, before any compute
+    assert proc.returncode != 0 and proc.stderr.strip() == "--override item 'model.n_micro' is not key=value"
+    assert not os.path.exists(out)

@@ -140,9 +140,9 @@ def _override(item: str) -> tuple[str, object]:
     return key.strip(), config_lib.parse_value(value.strip())
 
 
-def benchmark() -> dict:
-    t_start = time.perf_counter()
-    load_start = os.getloadavg()
+def benchmarked_config() -> tuple[str, Any, dict]:
+    """(description, config, dataset metadata) of `--config`, `--variant` and `--override`;
+    ValueError (a `ConfigError` for a key the config lacks) naming what is wrong."""
     source = f"{FLAGS.config}:{FLAGS.variant}"
     overrides = dict(_override(item) for item in FLAGS.override)
     config = config_lib.apply_overrides(config_lib.load_config(source), overrides)
@@ -152,6 +152,12 @@ def benchmark() -> dict:
     if meta["pde"] != "navier_stokes" or config.model.name != "multipdenet":
         raise ValueError(f"{source}: the benchmark needs a MultiPDENet config on navier_stokes, "
                          f"got model {config.model.name!r} on {meta['pde']!r}")
+    return source, config, meta
+
+
+def benchmark(source: str, config, meta: dict) -> dict:
+    t_start = time.perf_counter()
+    load_start = os.getloadavg()
     coarse = meta["coarse_grid"]
     grids = [coarse] + ([coarse * FLAGS.grid_factor] if FLAGS.grid_factor > 1 else [])
     starts = {n: initial_velocity(n, meta["length"], FLAGS.batch, meta["params"]["max_velocity"])
@@ -292,10 +298,14 @@ def main(argv):
     del argv
     if not FLAGS.render:
         try:
+            chosen = benchmarked_config()
+        except ValueError as e:    # a bad --config, --variant or --override: one line, no compute
+            sys.exit(str(e))
+        try:
             pinned = pinning.pin(pinning.parse(FLAGS.cores))
         except (ValueError, RuntimeError) as e:
             sys.exit(f"--cores={','.join(FLAGS.cores)}: {e}")
-    results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark() | {"pinning": pinned}
+    results = wd.read_json(FLAGS.out) if FLAGS.render else benchmark(*chosen) | {"pinning": pinned}
     results["targets"] = verdicts(results)   # records: tools/targets.py lists them
     table = markdown(results)
     os.makedirs(os.path.dirname(os.path.abspath(FLAGS.out)), exist_ok=True)
