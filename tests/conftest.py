@@ -14,8 +14,9 @@ The compilation cache (`<pytest basetemp>/jax_cache`, every compile written, how
 or quick) is shared by the xdist workers and every subprocess and notebook kernel they start
 (through JAX_COMPILATION_CACHE_DIR in the environment), so a function compiled once in the
 session is loaded, not compiled, by the next process that needs it. Set
-JAX_COMPILATION_CACHE_DIR yourself to keep a cache across sessions, or
-JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
+JAX_COMPILATION_CACHE_DIR yourself to keep a cache across sessions (at one path: JAX's
+cache key includes compile options that name the folder, so a copied or moved cache misses
+every entry), or JAX_ENABLE_COMPILATION_CACHE=0 to compile everything afresh.
 
 `-n auto` starts one xdist worker more than the cores this process may use: a worker that
 waits for a subprocess, a notebook kernel or a file leaves its core to the others. On 2 idle
