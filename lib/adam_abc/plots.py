@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 
 from lib.toolbox import plotting
-import matplotlib.pyplot as plt
-import numpy as np  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
-
-
 
 
 def rate_figure(path: str, setting: str, runs: dict, theory_slope: float) -> str:
     """avg_t and min_t of E‖∇f(θ_t)‖² against T (log-log), one colour per method;
     `runs` = {method: rate summary}."""
+    plt = plotting.pyplot()
+    from matplotlib.ticker import NullFormatter
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, stat, label in ((axes[0], "avg", "(1/T) Σ_t E‖∇f(θ_t)‖²"),
                             (axes[1], "min", "min_t E‖∇f(θ_t)‖²")):
@@ -41,6 +39,7 @@ def rate_figure(path: str, setting: str, runs: dict, theory_slope: float) -> str
 
 def slopes_figure(path: str, runs: dict, theory_slope: float, tolerance: float) -> str:
     """Every run's slope (avg and min) with its 95% bootstrap interval, and the target band."""
+    plt = plotting.pyplot()
     names = list(runs)
     fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(names)), 4.5))
     x = np.arange(len(names))
@@ -62,6 +61,7 @@ def slopes_figure(path: str, runs: dict, theory_slope: float, tolerance: float) 
 def asymptotic_figure(path: str, setting: str, runs: dict) -> str:
     """L1 curve, fraction below δ and tail-supremum quantiles against t; `runs` =
     {method: asymptotic summary}."""
+    plt = plotting.pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for i, (method, s) in enumerate(runs.items()):
         t = np.asarray(s["times"], float)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 
-import matplotlib.pyplot as plt
-import numpy as np  # noqa: E402
+import numpy as np
 
 from lib.common import workdir as wd
 from lib.common.report import machine_text, read_results, target, verdict
+from lib.toolbox import plotting
 
 STABILITY_FACTOR = 2.0
 PREDICTION_GAP = 0.05
@@ -276,6 +276,7 @@ def component_plot(path: str, ds, comps_by_model: dict, names: list, num: int) -
     """Main effects with seed bands: rows = the `num` largest ANOVA-TPNN main effects,
     columns = models; each panel shows the across-replica mean ± 1 SD against the
     (quantile-transformed) feature, and the true component (synthetic sets) as dots."""
+    plt = plotting.pyplot()
     x_all = np.concatenate([ds.x_train, ds.x_test])
     mains = [i for i, k in enumerate(names) if len(k) == 1]
     tp = comps_by_model["tpnn"]

@@ -165,6 +165,16 @@ def run_tool(main: Callable, argv: Sequence[str] | None = None) -> None:
     app.run(main, argv=argv)
 
 
+def _agg_backend() -> None:
+    """Binaries write PNGs with matplotlib's Agg backend (notebooks keep theirs). matplotlib
+    loads only with the first figure (`lib.toolbox.plotting.pyplot`) and then reads
+    MPLBACKEND; once loaded, it is told directly."""
+    if "matplotlib" in sys.modules:
+        sys.modules["matplotlib"].use("Agg")
+    else:
+        os.environ["MPLBACKEND"] = "Agg"
+
+
 def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -> None:
     """Parse flags and call `train_and_evaluate(config, workdir)`; exit 2 on a config error
     or a NaN/Inf or divergence stop (one line on stderr).
@@ -194,9 +204,7 @@ def run(train_and_evaluate: Callable | str, argv: Sequence[str] | None = None) -
             if FLAGS.dry_run:
                 print(dry_run_text(FLAGS.config, config, workdir))
                 return
-            import matplotlib   # numpy; loaded after --help and config errors
-
-            matplotlib.use("Agg")      # binaries write PNGs; notebooks keep their backend
+            _agg_backend()
             _callable(train_and_evaluate)(config, workdir)
         except config_lib.ConfigError as err:   # one line on stderr (no log line beside it)
             kind = "workdir error" if isinstance(err, config_lib.WorkdirError) else "config error"

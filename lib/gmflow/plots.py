@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from lib.toolbox import plotting
-import matplotlib.pyplot as plt
-import numpy as np  # noqa: E402
-
-
 
 
 def scatter_grid(path: str, rows: Mapping[str, Sequence[np.ndarray]], col_titles: Sequence[str],
                  lim: float = 4.5, title: str = "") -> str:
     """Rows {label: [(n, 2) samples per column]} of small scatter plots on [-lim, lim]²."""
+    plt = plotting.pyplot()
     n_rows, n_cols = len(rows), len(col_titles)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.6 * n_cols, 1.6 * n_rows), squeeze=False)
     for i, (label, cols) in enumerate(rows.items()):
@@ -35,6 +34,7 @@ def scatter_grid(path: str, rows: Mapping[str, Sequence[np.ndarray]], col_titles
 
 def image_rows(path: str, rows: Mapping[str, np.ndarray], title: str = "") -> str:
     """Rows {label: images (n, H, W, 1) in [0, 1]}, each shown as one horizontal strip."""
+    plt = plotting.pyplot()
     fig, axes = plt.subplots(len(rows), 1, figsize=(12, 0.75 * len(rows) + 0.4), squeeze=False)
     for ax, (label, imgs) in zip(axes[:, 0], rows.items()):
         strip = np.concatenate(list(np.clip(imgs[..., 0], 0, 1)), axis=1)

@@ -1,9 +1,9 @@
 """PNG figures of a KAR/PEAK run: reconstructions, NTK eigen-spectra, 1-D regression fits."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
+from lib.toolbox import plotting
 from lib.toolbox.plotting import save
 
 
@@ -17,6 +17,7 @@ def _show(ax, img, title):
 
 def reconstructions(path: str, rec: dict, mask_names) -> str:
     """Rows = masks; columns = truth, observed (missing pixels black), one per method."""
+    plt = plotting.pyplot()
     methods = list(rec["pred"])
     n_rows, n_cols = len(mask_names), 2 + len(methods)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(1.6 * n_cols, 1.7 * n_rows), squeeze=False)
@@ -30,6 +31,7 @@ def reconstructions(path: str, rec: dict, mask_names) -> str:
 
 def spectra(path: str, spec: dict, title: str) -> str:
     """Eigenvalues (normalised by the largest) of the empirical NTK: init dashed, trained solid."""
+    plt = plotting.pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (m, (e0, e1)) in enumerate(spec.items()):
         ax.plot(np.maximum(e1 / e1[0], 1e-12), color=f"C{i}", label=m)
@@ -43,6 +45,7 @@ def spectra(path: str, spec: dict, title: str) -> str:
 
 def regression(path: str, data, curves: dict) -> str:
     """First draw: truth, observations, posterior mean, each method's fit."""
+    plt = plotting.pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     x = data.x_test[:, 0]
     ax.plot(x, data.f_test[:, 0], color="k", linewidth=2, label="f*")

@@ -1,20 +1,28 @@
 """PNG plots: curves, theory-over-simulation points, field grids.
 
 No module in lib/ selects a matplotlib backend: binaries get Agg from `lib.common.cli.run`,
-a notebook keeps its inline backend, so `plt.show()` shows the figures there.
+a notebook keeps its inline backend, so `plt.show()` shows the figures there. pyplot loads
+on the first figure (`pyplot()`): a process that draws none does not pay its import (about
+0.5 s of CPU, a quarter of an experiment's imports).
 """
 from __future__ import annotations
 
 import os
 from typing import Mapping, Sequence
 
-import matplotlib.pyplot as plt
-import numpy as np  # noqa: E402
-from matplotlib import ticker  # noqa: E402
+import numpy as np
+
+
+def pyplot():
+    """`matplotlib.pyplot`, imported on first use."""
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def save(fig, path: str, dpi: int = 110) -> str:
     """Write `fig` to `path` (folders created), close it, return `path`."""
+    plt = pyplot()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     plt.close(fig)
@@ -25,6 +33,7 @@ def line_plot(path: str, series: Mapping[str, tuple[Sequence[float], Sequence[fl
               xlabel: str = "", ylabel: str = "", title: str = "", logy: bool = False,
               hline: float | None = None) -> str:
     """One figure with a line per entry of `series` = {label: (x, y)}; returns `path`."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, (x, y) in series.items():
         ax.plot(np.asarray(x), np.asarray(y), label=label)
@@ -56,6 +65,7 @@ def loss_curve(path: str, steps: Sequence[float], values: Sequence[float], *, yl
     """Training loss: the logged values (legend `label`) faint, their moving median over
     `window` points (`smooth`) bold, and `points` = {label: (steps, values)} (e.g. a
     validation error) as joined markers."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     steps, values = np.asarray(steps), np.asarray(values, np.float64)
     ax.plot(steps, values, color="C0", alpha=0.25, linewidth=0.8, label=label)
@@ -82,6 +92,7 @@ def correlation_curves(path: str, curves: Mapping[str, tuple], *, highlight: str
     threshold (that defines the high-correlation time) as a labelled horizontal line;
     `ylim` (bottom, top) fixes the vertical range (default: matplotlib's); the legend has
     `legend_cols` columns."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     order = [k for k in curves if k != highlight] + ([highlight] if highlight in curves else [])
     for i, label in enumerate(order):
@@ -114,6 +125,8 @@ def curves_and_points(path: str, *, curves: Mapping[str, tuple[Sequence[float], 
                       logy: bool = False, vlines: Mapping[str, float] | None = None) -> str:
     """Lines `curves` = {label: (x, y)}, markers with error bars `points` = {label: (x, y, err)},
     dashed vertical lines `vlines` = {label: x}; returns `path`."""
+    plt = pyplot()
+    from matplotlib import ticker
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, (x, y) in curves.items():
         ax.plot(np.asarray(x), np.asarray(y), label=label, linewidth=1.5)
@@ -141,6 +154,7 @@ def field_grid(path: str, rows: Sequence[Sequence[np.ndarray]], *,
                row_titles: Sequence[str] = (), col_titles: Sequence[str] = (),
                cmap: str = "RdBu_r", shared_scale_per_row: bool = True, title: str = "") -> str:
     """A grid of 2-D fields (rows x columns of (H, W) arrays), e.g. truth/pred/error in time."""
+    plt = pyplot()
     n_rows, n_cols = len(rows), max(len(r) for r in rows)
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(2.2 * n_cols, 2.2 * n_rows), squeeze=False)
     for i, row in enumerate(rows):
