@@ -529,24 +529,27 @@ def override_keys(argv: Sequence[str], flag: str = "config") -> list[tuple[str, 
     return out
 
 
-def check_override_keys(config: ml_collections.ConfigDict, keys: Iterable[str]) -> None:
-    """Raise `ConfigError` for an override whose key the config does not have."""
+def check_override_keys(config: ml_collections.ConfigDict, keys: Iterable[str],
+                        flag: str = "--config.") -> None:
+    """Raise `ConfigError` for an override whose key the config does not have; the message
+    names the override as `{flag}{key}` (the command-line form it was given in)."""
     flat = flatten(config)
     for key in keys:
         if key not in flat:
             raise ConfigError(
-                f"unknown config key '{key}' in override --config.{key}{_suggest(key, flat)}"
+                f"unknown config key '{key}' in override {flag}{key}{_suggest(key, flat)}"
             )
 
 
 def apply_overrides(
-    config: ml_collections.ConfigDict, overrides: Mapping[str, Any]
+    config: ml_collections.ConfigDict, overrides: Mapping[str, Any], flag: str = "--config."
 ) -> ml_collections.ConfigDict:
-    """Return a copy of `config` with dotted-key overrides applied (keys must exist).
+    """Return a copy of `config` with dotted-key overrides applied (keys must exist; an
+    unknown one is named as `{flag}{key}`, see `check_override_keys`).
 
     A value whose type differs from the default's is rejected, except int -> float.
     """
-    check_override_keys(config, overrides)
+    check_override_keys(config, overrides, flag)
     out = ml_collections.ConfigDict(config.to_dict())
     flat = flatten(config)
     for key, value in overrides.items():

@@ -73,8 +73,12 @@ def test_missing_key_is_named():
 
 def test_override_errors():
     cfg = app.get_config("tiny")
-    with pytest.raises(ConfigError, match=r"unknown config key 'optim.lrr' in override .*'optim.lr'"):
+    with pytest.raises(ConfigError, match=r"unknown config key 'optim.lrr' in override "
+                                          r"--config\.optim\.lrr; did you mean 'optim.lr'"):
         config_lib.apply_overrides(cfg, {"optim.lrr": 0.1})
+    # a tool whose overrides come in another flag names that one
+    with pytest.raises(ConfigError, match=r"in override --override=optim\.lrr; did you mean 'optim.lr'"):
+        config_lib.apply_overrides(cfg, {"optim.lrr": 0.1}, flag="--override=")
     with pytest.raises(ConfigError, match=r"'data.dim' = 'x' has type str; expected int"):
         config_lib.apply_overrides(cfg, {"data.dim": "x"})
     out = config_lib.apply_overrides(cfg, {"optim.lr": 1, "data.dim": 3})

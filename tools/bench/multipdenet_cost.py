@@ -145,7 +145,7 @@ def benchmarked_config() -> tuple[str, Any, dict]:
     ValueError (a `ConfigError` for a key the config lacks) naming what is wrong."""
     source = f"{FLAGS.config}:{FLAGS.variant}"
     overrides = dict(_override(item) for item in FLAGS.override)
-    config = config_lib.apply_overrides(config_lib.load_config(source), overrides)
+    config = config_lib.apply_overrides(config_lib.load_config(source), overrides, flag="--override=")
     if overrides:
         source += " with " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     meta = setup(config, load_data=False).metadata
