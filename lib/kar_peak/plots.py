@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from lib.toolbox import plotting
-from lib.toolbox.plotting import save
 
 
 def _show(ax, img, title):
@@ -26,7 +25,7 @@ def reconstructions(path: str, rec: dict, mask_names) -> str:
         _show(axes[i][1], rec["truth"] * (~mask)[..., None], f"observed ({name})")
         for j, m in enumerate(methods):
             _show(axes[i][2 + j], rec["pred"][m][i], m)
-    return save(fig, path)
+    return plotting.save(fig, path)
 
 
 def spectra(path: str, spec: dict, title: str) -> str:
@@ -40,7 +39,7 @@ def spectra(path: str, spec: dict, title: str) -> str:
     ax.set(xlabel="index", ylabel="eigenvalue / largest", title=title + " (dashed: init)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return save(fig, path)
+    return plotting.save(fig, path)
 
 
 def regression(path: str, data, curves: dict) -> str:
@@ -56,4 +55,4 @@ def regression(path: str, data, curves: dict) -> str:
     ax.set(xlabel="x", ylabel="f(x)", title="1-D regression, first draw")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return save(fig, path)
+    return plotting.save(fig, path)
