@@ -18,12 +18,22 @@ this plugin for the suite; elsewhere `-p tests.cpu_account`.
 
 A module fixture's cost shows in the setup of the first test that uses it. A child still
 running when its phase ends (a server left for later tests) is counted when it is reaped.
+
+Each phase's own CPU is also split by what JAX did in it (`JaxAccount`, from JAX's
+monitoring events): `trace` (Python tracing of jitted functions), `lower` (jaxpr to
+StableHLO), `compile` (XLA, or a read from the persistent cache), with the number of
+programs, and how many of them were one JAX operation called outside jit (`jnp.ones(n) + 1`
+compiles one program per new shape) and their lower + compile CPU. Each process also counts
+lower + compile CPU by call site, the innermost workspace line (lib/, tests/, experiments/,
+tools/) on the stack: `jax_sites` in the record, the costliest 200.
 """
 from __future__ import annotations
 
+import collections
 import json
 import os
 import resource
+import sys
 import time
 
 import pytest
@@ -31,6 +41,15 @@ import pytest
 from lib.common import workdir as wd
 
 PROPERTY = "cpu_s"          # the user_properties entry a measured phase adds to its report
+SITES = "jax_sites"         # a worker's call-site totals, sent to the controller
+TOP_SITES = 200
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+JAX_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "trace",
+              "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+              "/jax/core/compile/backend_compile_duration": "compile"}
+# JAX's own functions and primitives: a program named like one is an operation called outside jit
+_JAX_MODULES = ("jax._src.numpy", "jax._src.lax", "jax._src.random", "jax._src.prng",
+                "jax._src.nn", "jax._src.scipy", "jax._src.ops")
 ABOUT = ("CPU seconds per test phase: own (the test's process) and children (processes it "
          "waited for); tests/cpu_account.py")
 
@@ -53,17 +72,111 @@ def pytest_addoption(parser):
                           "(tools/test_budget.py --cpu_log reads it)")
 
 
+def jax_op_names() -> set[str]:
+    """Names of the functions of JAX's numpy, lax, random, nn and scipy modules loaded so far,
+    and of every JAX primitive (what a program compiled for one eager operation is named)."""
+    from jax._src import core
+
+    names = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("jax._src.") or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, core.Primitive):
+                names.add(value.name)
+            elif name.startswith(_JAX_MODULES) and callable(value):
+                names.add(attr)
+    return names
+
+
+def _program_name(fun_name: str) -> str:
+    """'jit(add)' -> 'add'."""
+    return fun_name[4:-1] if fun_name.startswith("jit(") and fun_name.endswith(")") else fun_name
+
+
+def call_site(frame) -> str:
+    """'path:line' of the innermost frame of a workspace file (not under site-packages)
+    from `frame` outwards, or '?'."""
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(ROOT) and "site-packages" not in path:
+            return f"{path[len(ROOT):]}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "?"
+
+
+class JaxAccount:
+    """CPU seconds of JAX's tracing, lowering and compiling in this process (module doc),
+    from JAX's monitoring events: `totals` by kind, `sites` {call site: [programs, CPU s,
+    of which single operations]} for lower + compile."""
+
+    KEYS = ("trace", "lower", "compile", "programs", "op_programs", "op_s")
+
+    def __init__(self):
+        self.totals = dict.fromkeys(self.KEYS, 0.0)
+        self.sites: dict[str, list] = collections.defaultdict(lambda: [0, 0.0, 0])
+        self._start: dict[str, float] = {}
+        self._ops: set[str] | None = None
+
+    def register(self) -> "JaxAccount":
+        from jax import monitoring
+
+        monitoring.register_scalar_listener(self.on_start)
+        monitoring.register_event_duration_secs_listener(self.on_end)
+        return self
+
+    def on_start(self, event: str, value, **kwargs) -> None:
+        if event in JAX_EVENTS:
+            self._start[event] = time.process_time()
+
+    def on_end(self, event: str, duration: float, fun_name: str = "", **kwargs) -> None:
+        kind = JAX_EVENTS.get(event)
+        start = self._start.pop(event, None)
+        if kind is None or start is None:
+            return
+        cpu = time.process_time() - start
+        self.totals[kind] += cpu
+        if kind == "trace":
+            return
+        if self._ops is None:
+            self._ops = jax_op_names()
+        op = _program_name(fun_name) in self._ops
+        site = self.sites[call_site(sys._getframe(1))]
+        site[1] += cpu
+        if kind == "compile":
+            self.totals["programs"] += 1
+            self.totals["op_programs"] += op
+            site[0] += 1
+            site[2] += op
+        if op:
+            self.totals["op_s"] += cpu
+
+    def snapshot(self) -> dict:
+        return dict(self.totals)
+
+    def top_sites(self, n: int = TOP_SITES) -> list[dict]:
+        rows = [{"site": k, "programs": v[0], "cpu": round(v[1], 3), "op_programs": v[2]}
+                for k, v in self.sites.items()]
+        return sorted(rows, key=lambda r: -r["cpu"])[:n]
+
+
 def _measure(item, phase: str):
     if not item.config.getoption("cpu_log"):
         yield
         return
+    account = getattr(item.config, "_jax_account", None)
+    if account is None and "jax" in sys.modules:    # JAX is loaded: account for it from now on
+        account = item.config._jax_account = JaxAccount().register()
+    jax_before = account.snapshot() if account else None
     own, children = cpu_now()
     yield
     own_after, children_after = cpu_now()
     worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
-    item.user_properties.append((PROPERTY, {"phase": phase, "own": round(own_after - own, 3),
-                                            "children": round(children_after - children, 3),
-                                            "process": worker}))
+    row = {"phase": phase, "own": round(own_after - own, 3),
+           "children": round(children_after - children, 3), "process": worker}
+    if account:
+        row["jax"] = {k: round(v - jax_before[k], 3) for k, v in account.snapshot().items()}
+    item.user_properties.append((PROPERTY, row))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -104,6 +217,7 @@ class Recorder:
         self.config, self.path = config, path
         self.rows: list[dict] = []
         self.processes: list[dict] = []
+        self.sites: list[dict] = []
         self.worker = hasattr(config, "workerinput")
 
     def pytest_runtest_logreport(self, report):
@@ -113,21 +227,40 @@ class Recorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error):
-        total = getattr(node, "workeroutput", {}).get(PROPERTY)
-        if total is not None:
-            self.processes.append(total)
+        output = getattr(node, "workeroutput", {})
+        if output.get(PROPERTY) is not None:
+            self.processes.append(output[PROPERTY])
+        self.sites += [dict(r, process=output[PROPERTY]["name"]) for r in output.get(SITES, [])]
+
+    def _own_sites(self, name: str) -> list[dict]:
+        account = getattr(self.config, "_jax_account", None)
+        return [dict(r, process=name) for r in account.top_sites()] if account else []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session):
         if self.worker:
-            self.config.workeroutput[PROPERTY] = process_total(self.config.workerinput["workerid"])
+            name = self.config.workerinput["workerid"]
+            self.config.workeroutput[PROPERTY] = process_total(name)
+            self.config.workeroutput[SITES] = self._own_sites(name)
             return
         # "main": this process; with xdist its children include the workers, so its own +
         # children is the whole session's CPU
         processes = [*self.processes, process_total("main")]
+        sites = merge_sites(self.sites + self._own_sites("main"))
         lines = ",\n".join(json.dumps(r) for r in self.rows)      # a row per line
         wd.write_text_atomic(self.path, f'{{"about": {json.dumps(ABOUT)},\n"processes": '
-                                        f'{json.dumps(processes)},\n"rows": [\n{lines}\n]}}\n')
+                                        f'{json.dumps(processes)},\n"{SITES}": {json.dumps(sites)},\n'
+                                        f'"rows": [\n{lines}\n]}}\n')
+
+
+def merge_sites(rows: list[dict], n: int = TOP_SITES) -> list[dict]:
+    """The processes' call-site rows summed by site, costliest `n` first."""
+    acc: dict[str, dict] = {}
+    for r in rows:
+        a = acc.setdefault(r["site"], {"site": r["site"], "programs": 0, "cpu": 0.0, "op_programs": 0})
+        for k in ("programs", "cpu", "op_programs"):
+            a[k] += r[k]
+    return sorted((dict(a, cpu=round(a["cpu"], 3)) for a in acc.values()), key=lambda a: -a["cpu"])[:n]
 
 
 def pytest_configure(config):

@@ -1,6 +1,7 @@
 """tests/cpu_account.py (`--cpu_log`): each test phase's CPU, in the test's process and in the
-subprocesses it waited for, recorded by a real pytest run in a child process (one process,
-then two xdist workers) and read back by tools/test_budget.py."""
+subprocesses it waited for, and JAX's tracing, lowering and compiles in it, recorded by a real
+pytest run in a child process (one process, then two xdist workers) and read back by
+tools/test_budget.py; the JAX account also in this process."""
 import json
 import os
 import subprocess
@@ -23,14 +24,26 @@ def test_own():
 """
 
 
-def _record(tmp_path, *args) -> dict:
+JAX_PROBE = """\
+import jax, jax.numpy as jnp
+
+def test_jax():
+    jax.jit(lambda x: x * 2 + 1)(jnp.ones(3))
+    for n in (5, 6):
+        jnp.ones(n) + 1
+"""
+
+
+def _record(tmp_path, *args, probes=("test_probe.py",)) -> dict:
     (tmp_path / "test_probe.py").write_text(PROBE)
+    (tmp_path / "test_probe_jax.py").write_text(JAX_PROBE)
     log = tmp_path / "cpu.json"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "tests.cpu_account",
-                           f"--rootdir={tmp_path}", f"--cpu_log={log}", *args, "test_probe.py"],
+                           f"--rootdir={tmp_path}", f"--cpu_log={log}", *args, *probes],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
-                               "PYTHONPATH": ROOT})   # not this session's options
+                               "PYTHONPATH": ROOT,    # not this session's options
+                               "JAX_ENABLE_COMPILATION_CACHE": "0"})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return cpu_account.load(str(log))
 
@@ -65,8 +78,23 @@ def test_each_phase_counts_its_own_and_its_waited_subprocess_cpu(tmp_path):
 
 
 def test_xdist_workers_report_to_the_controller(tmp_path):
-    record = _record(tmp_path, "-n", "2", "--dist", "loadfile")
-    assert len(record["rows"]) == 6
+    record = _record(tmp_path, "-n", "2", "--dist", "loadfile",
+                     probes=("test_probe.py", "test_probe_jax.py"))
+    assert len(record["rows"]) == 9
+    # every worker collected the JAX probe, so loaded JAX: every row accounts for it
+    assert all("jax" in r for r in record["rows"])
+    assert all(r["jax"]["programs"] == 0 for r in record["rows"] if "test_probe.py" in r["nodeid"])
+    (call,) = [r["jax"] for r in record["rows"] if r["nodeid"].endswith("::test_jax") and r["phase"] == "call"]
+    # one jitted function, and at least ones + add for each of two new shapes
+    assert call["programs"] - call["op_programs"] == 1 and call["op_programs"] >= 4, call
+    assert call["compile"] > 0 and call["trace"] > 0 and 0 < call["op_s"] <= call["lower"] + call["compile"]
+    # the worker's call sites reached the controller (a file outside the workspace is '?')
+    assert sum(r["programs"] for r in record["jax_sites"]) == call["programs"]
+    summary = test_budget.summarise_cpu(record)
+    assert summary["jax"]["programs"] == call["programs"]
+    files = {d["name"]: d for d in summary["jax_files"]}
+    assert files["test_probe_jax.py"]["programs"] == call["programs"] and files["test_probe.py"]["programs"] == 0
+    assert "one JAX operation called outside jit" in "\n".join(test_budget.cpu_markdown(summary))
     names = sorted(p["name"] for p in record["processes"])
     assert names == ["gw0", "gw1", "main"]
     procs = {p["name"]: p for p in record["processes"]}
@@ -84,3 +112,28 @@ def test_a_file_that_is_not_a_record_is_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
         f"--cpu_log={bad}: not a --cpu_log record (tests/cpu_account.py): "
         "Expecting value: line 1 column 1 (char 0)")
+
+
+def test_jax_account_splits_programs_by_kind_and_names_the_call_site():
+    """In this process: a jitted function is one program, not an operation; each new shape of
+    an eager `jnp.ones(n) + 1` compiles operations, attributed to the line that called them."""
+    from jax import monitoring
+    import jax
+    import jax.numpy as jnp
+
+    account = cpu_account.JaxAccount().register()
+    try:
+        jax.jit(lambda x: x * 3 - 1)(jnp.zeros(1031))
+        line = sys._getframe().f_lineno + 2
+        for n in (1033, 1039):                  # shapes no other test compiles
+            jnp.ones(n) + 1
+    finally:
+        monitoring.unregister_scalar_listener(account.on_start)
+        monitoring.unregister_event_duration_listener(account.on_end)
+    t = account.snapshot()
+    assert t["programs"] - t["op_programs"] == 1 and t["op_programs"] >= 4, t
+    assert t["trace"] > 0 and t["lower"] > 0 and t["compile"] > 0
+    sites = {r["site"]: r for r in account.top_sites()}
+    here = f"tests/test_cpu_account.py:{line}"
+    assert sites[here]["op_programs"] == sites[here]["programs"] >= 4, sites
+    assert cpu_account.call_site(sys._getframe()).startswith("tests/test_cpu_account.py:")

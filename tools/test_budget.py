@@ -12,7 +12,10 @@ machine is not. With `--log`, a file holding pytest's output of a `--durations=0
 instead (no CPU figure). With `--cpu_log`, the record of a run with `--cpu_log=FILE`
 (tests/cpu_account.py: CPU seconds of every test phase, its own process and the
 subprocesses it waited for, and of every pytest process) is read too, alone or with `--log`:
-a test's CPU is what it costs a CPU-bound suite, whatever else ran beside it.
+a test's CPU is what it costs a CPU-bound suite, whatever else ran beside it. Where the
+tests used JAX, the record also splits their own CPU into JAX's tracing, lowering and XLA
+compiles, counts the programs compiled for single operations called outside jit, and names
+the call sites that cost most (tests/cpu_account.JaxAccount); the tables show them.
 
     python3 -m pytest -n auto --dist loadfile --durations=0 --cpu_log=/tmp/cpu.json > pytest.log
     python3 tools/test_budget.py --out=/tmp/budget --log=pytest.log --cpu_log=/tmp/cpu.json
@@ -117,7 +120,29 @@ def summarise_cpu(record: dict, top: int = 30) -> dict:
             "children_s": round(children, 1), "processes": processes,
             "slowest": sorted(rows, key=lambda r: -r["total"])[:top],
             "files": _cpu_totals(rows, file_order.file_of),
-            "packages": _cpu_totals(rows, _package_of)}
+            "packages": _cpu_totals(rows, _package_of),
+            **summarise_jax(record, top)}
+
+
+def summarise_jax(record: dict, top: int = 30) -> dict:
+    """What JAX did in the tests' own CPU (tests/cpu_account.JaxAccount), when the record has
+    it: {"jax": totals over the phases, "jax_files": per file (own CPU and the JAX parts),
+    costliest `top`, "jax_sites": the `top` costliest call sites}; {} otherwise."""
+    rows = [r for r in record["rows"] if "jax" in r]
+    if not rows:
+        return {}
+    keys = list(rows[0]["jax"])
+    acc = collections.defaultdict(lambda: dict.fromkeys(["own", *keys], 0.0))
+    for r in rows:
+        a = acc[file_order.file_of(r["nodeid"])]
+        a["own"] += r["own"]
+        for k in keys:
+            a[k] += r["jax"][k]
+    files = sorted(({"name": k, **{x: round(v, 2) for x, v in a.items()}} for k, a in acc.items()),
+                   key=lambda d: -d["own"])
+    totals = {k: round(sum(r["jax"][k] for r in rows), 1) for k in keys}
+    return {"jax": dict(totals, own=round(sum(r["own"] for r in rows), 1)),
+            "jax_files": files[:top], "jax_sites": record.get("jax_sites", [])[:top]}
 
 
 def run_pytest(path: str, extra: list[str]) -> dict:
@@ -181,7 +206,31 @@ def cpu_markdown(c: dict) -> list[str]:
         out += ["", f"{title}:", "", "| name | own s | children s | total s |", "|---|---|---|---|"]
         out += [f"| `{d['name']}` | {d['own']:.1f} | {d['children']:.1f} | {d['total']:.1f} |"
                 for d in c[key]]
+    if c.get("jax"):
+        out += [""] + jax_markdown(c)
     return out + [""]
+
+
+def jax_markdown(c: dict) -> list[str]:
+    """Markdown lines of `summarise_jax`'s result."""
+    j = c["jax"]
+    out = [f"JAX in the tests' own {j['own']:.1f} CPU-s: tracing {j['trace']:.1f}, lowering "
+           f"{j['lower']:.1f}, XLA compiles (or cache reads) {j['compile']:.1f}, for "
+           f"{j['programs']:.0f} programs; {j['op_programs']:.0f} of them one JAX operation called "
+           f"outside jit, whose lowering and compiles took {j['op_s']:.1f}.", "",
+           f"Per file, costliest {len(c['jax_files'])} by own CPU:", "",
+           "| file | own s | trace s | lower s | compile s | programs | of them single ops | their s |",
+           "|---|---|---|---|---|---|---|---|"]
+    out += [f"| `{d['name']}` | {d['own']:.1f} | {d['trace']:.1f} | {d['lower']:.1f} | "
+            f"{d['compile']:.1f} | {d['programs']:.0f} | {d['op_programs']:.0f} | {d['op_s']:.1f} |"
+            for d in c["jax_files"]]
+    if c["jax_sites"]:
+        out += ["", f"Call sites, costliest {len(c['jax_sites'])} by lowering + compile CPU "
+                    "(the innermost workspace line on the stack):", "",
+                "| CPU s | programs | of them single ops | site |", "|---|---|---|---|"]
+        out += [f"| {r['cpu']:.2f} | {r['programs']} | {r['op_programs']} | `{r['site']}` |"
+                for r in c["jax_sites"]]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
