@@ -35,6 +35,7 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from lib.tpp import hawkes, poisson
 from lib.tpp import simulate as sim
@@ -79,7 +80,7 @@ class Scenario:
 
     @staticmethod
     def _checked(rows, complete, what: str) -> Events:
-        bad = int((~complete).sum())
+        bad = int(np.sum(~np.asarray(complete)))      # on the host: no program per batch size
         if bad:
             raise ValueError(f"{what}: {bad} of {len(complete)} sequences did not fit in "
                              f"{rows.times.shape[1]} slots; raise max_len")

@@ -67,12 +67,14 @@ def kl_int_single(w: jnp.ndarray, mask: jnp.ndarray, h: float) -> jnp.ndarray:
     return -1.0 - _trapz(jnp.exp(-grid) * jnp.log(p), grid)
 
 
+@jax.jit   # one program per batch shape, also when called outside jit
 def kl_arr(r: Rescaled, h: float) -> jnp.ndarray:
     """s_arr per sequence, (B,)."""
     u = r.tau / r.V[:, None]
     return jax.vmap(kl_arr_single, in_axes=(0, 0, None))(u, r.mask, h)
 
 
+@jax.jit   # one program per batch shape, also when called outside jit
 def kl_int(r: Rescaled, h: float) -> jnp.ndarray:
     """s_int per sequence, (B,)."""
     w, m = gaps(r)
