@@ -54,8 +54,8 @@ def test_frozen_model_without_networks_is_classical_solver(method):
         filter_mode="frozen", corrector=None, micro_net=None, macro_net=None,
     )
     u0 = _state()
-    params = model.init(jax.random.key(0), u0)
-    got = mp.macro_step(model, params, u0)
+    params = jax.jit(model.init)(jax.random.key(0), u0)
+    got = jax.jit(lambda p, u: mp.macro_step(model, p, u))(params, u0)
     want = _classical(u0, 4, MACRO_DT / 4, method)
     assert float(jnp.abs(want - u0).max()) > 1e-3  # the step moves the state well beyond the tolerance
     np.testing.assert_allclose(got, want, atol=2e-6)
@@ -67,8 +67,8 @@ def test_zero_initialised_networks_and_symmetric_filters_start_as_classical_solv
         corrector=SMALL_FNO, micro_net=SMALL_FNO, macro_net={"arch": "unet", "features": (4, 8)},
     )
     u0 = _state()
-    params = model.init(jax.random.key(0), u0)
-    traj = mp.rollout(model, params, u0, 2)
+    params = jax.jit(model.init)(jax.random.key(0), u0)
+    traj = jax.jit(lambda p, u: mp.rollout(model, p, u, 2))(params, u0)
     chex.assert_shape(traj, (2, N, N, 2))
     want = _classical(_classical(u0, 4, MACRO_DT / 4, "rk4"), 4, MACRO_DT / 4, "rk4")
     np.testing.assert_allclose(traj[-1], want, atol=3e-6)
@@ -85,8 +85,8 @@ def test_frozen_model_matches_lib_pde_burgers_step():
     want = jnp.moveaxis(u0, -1, 0)
     for _ in range(4):
         want = step(want)
-    got = mp.macro_step(model, model.init(jax.random.key(0), u0), u0)
-    np.testing.assert_allclose(jnp.moveaxis(got, -1, 0), want, atol=2e-6)
+    step = jax.jit(lambda u: mp.macro_step(model, model.init(jax.random.key(0), u), u))
+    np.testing.assert_allclose(jnp.moveaxis(step(u0), -1, 0), want, atol=2e-6)
 
 
 def test_kdv_frozen_model_is_classical_rk4():
@@ -110,7 +110,7 @@ def test_kdv_frozen_model_is_classical_rk4():
         k3 = rhs(want + dt / 2 * k2)
         k4 = rhs(want + dt * k3)
         want = want + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    got = mp.macro_step(model, model.init(jax.random.key(0), u0), u0)
+    got = jax.jit(lambda u: mp.macro_step(model, model.init(jax.random.key(0), u), u))(u0)
     np.testing.assert_allclose(got, want, atol=2e-6)
 
 
@@ -120,7 +120,7 @@ def test_rollout_gradients_reach_every_part():
         micro_net=dict(SMALL_FNO, zero_init_output=False), macro_net=SMALL_FNO,
     )
     u0 = jnp.stack([_state()] * 2)  # a batch of 2 trajectories
-    params = model.init(jax.random.key(0), u0)
+    params = jax.jit(model.init)(jax.random.key(0), u0)
 
     @jax.jit
     def loss(p):
