@@ -23,7 +23,9 @@ Each phase's own CPU is also split by what JAX did in it (`JaxAccount`, from JAX
 monitoring events): `trace` (Python tracing of jitted functions), `lower` (jaxpr to
 StableHLO), `compile` (XLA, or a read from the persistent cache), with the number of
 programs, and how many of them were one JAX operation called outside jit (`jnp.ones(n) + 1`
-compiles one program per new shape) and their lower + compile CPU. Each process also counts
+compiles one program per new shape) and their lower + compile CPU, from the first phase
+after JAX is imported. The CPU is the process's, so a compile running on another thread at
+the same time is counted in both. Each process also counts
 lower + compile CPU by call site, the innermost workspace line (lib/, tests/, experiments/,
 tools/) on the stack: `jax_sites` in the record, the costliest 200.
 """
@@ -34,6 +36,7 @@ import json
 import os
 import resource
 import sys
+import threading
 import time
 
 import pytest
@@ -115,7 +118,7 @@ class JaxAccount:
     def __init__(self):
         self.totals = dict.fromkeys(self.KEYS, 0.0)
         self.sites: dict[str, list] = collections.defaultdict(lambda: [0, 0.0, 0])
-        self._start: dict[str, float] = {}
+        self._start: dict[tuple[str, int], float] = {}     # (event, thread) -> CPU at its start
         self._ops: set[str] | None = None
 
     def register(self) -> "JaxAccount":
@@ -127,11 +130,11 @@ class JaxAccount:
 
     def on_start(self, event: str, value, **kwargs) -> None:
         if event in JAX_EVENTS:
-            self._start[event] = time.process_time()
+            self._start[event, threading.get_ident()] = time.process_time()
 
     def on_end(self, event: str, duration: float, fun_name: str = "", **kwargs) -> None:
         kind = JAX_EVENTS.get(event)
-        start = self._start.pop(event, None)
+        start = self._start.pop((event, threading.get_ident()), None)
         if kind is None or start is None:
             return
         cpu = time.process_time() - start

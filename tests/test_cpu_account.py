@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -137,3 +138,27 @@ def test_jax_account_splits_programs_by_kind_and_names_the_call_site():
     here = f"tests/test_cpu_account.py:{line}"
     assert sites[here]["op_programs"] == sites[here]["programs"] >= 4, sites
     assert cpu_account.call_site(sys._getframe()).startswith("tests/test_cpu_account.py:")
+
+
+def test_jax_account_matches_each_compile_to_its_own_threads_start():
+    """Two compiles overlapping on two threads (start A, start B, end A, end B) are both
+    counted: a start is matched by its own thread's end."""
+    account = cpu_account.JaxAccount()
+    account._ops = set()                             # no JAX names needed for made-up programs
+    event = "/jax/core/compile/backend_compile_duration"
+    b_started, a_ended = threading.Event(), threading.Event()
+
+    def thread_b():
+        account.on_start(event, 0.0)
+        b_started.set()
+        a_ended.wait(10)
+        account.on_end(event, 0.0, fun_name="jit(b)")
+
+    t = threading.Thread(target=thread_b)
+    account.on_start(event, 0.0)
+    t.start()
+    b_started.wait(10)
+    account.on_end(event, 0.0, fun_name="jit(a)")
+    a_ended.set()
+    t.join(10)
+    assert account.snapshot()["programs"] == 2 and account.snapshot()["op_programs"] == 0
