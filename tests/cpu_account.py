@@ -128,6 +128,12 @@ class JaxAccount:
         monitoring.register_event_duration_secs_listener(self.on_end)
         return self
 
+    def unregister(self) -> None:
+        from jax import monitoring
+
+        monitoring.unregister_scalar_listener(self.on_start)
+        monitoring.unregister_event_duration_listener(self.on_end)
+
     def on_start(self, event: str, value, **kwargs) -> None:
         if event in JAX_EVENTS:
             self._start[event, threading.get_ident()] = time.process_time()

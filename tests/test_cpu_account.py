@@ -118,7 +118,6 @@ def test_a_file_that_is_not_a_record_is_one_line(tmp_path, capsys):
 def test_jax_account_splits_programs_by_kind_and_names_the_call_site():
     """In this process: a jitted function is one program, not an operation; each new shape of
     an eager `jnp.ones(n) + 1` compiles operations, attributed to the line that called them."""
-    from jax import monitoring
     import jax
     import jax.numpy as jnp
 
@@ -129,8 +128,7 @@ def test_jax_account_splits_programs_by_kind_and_names_the_call_site():
         for n in (1033, 1039):                  # shapes no other test compiles
             jnp.ones(n) + 1
     finally:
-        monitoring.unregister_scalar_listener(account.on_start)
-        monitoring.unregister_event_duration_listener(account.on_end)
+        account.unregister()
     t = account.snapshot()
     assert t["programs"] - t["op_programs"] == 1 and t["op_programs"] >= 4, t
     assert t["trace"] > 0 and t["lower"] > 0 and t["compile"] > 0
@@ -144,7 +142,6 @@ def test_jax_account_matches_each_compile_to_its_own_threads_start():
     """Two compiles overlapping on two threads (start A, start B, end A, end B) are both
     counted: a start is matched by its own thread's end."""
     account = cpu_account.JaxAccount()
-    account._ops = set()                             # no JAX names needed for made-up programs
     event = "/jax/core/compile/backend_compile_duration"
     b_started, a_ended = threading.Event(), threading.Event()
 
@@ -152,13 +149,13 @@ def test_jax_account_matches_each_compile_to_its_own_threads_start():
         account.on_start(event, 0.0)
         b_started.set()
         a_ended.wait(10)
-        account.on_end(event, 0.0, fun_name="jit(b)")
+        account.on_end(event, 0.0, fun_name="jit(second_program)")
 
     t = threading.Thread(target=thread_b)
     account.on_start(event, 0.0)
     t.start()
     b_started.wait(10)
-    account.on_end(event, 0.0, fun_name="jit(a)")
+    account.on_end(event, 0.0, fun_name="jit(first_program)")
     a_ended.set()
     t.join(10)
     assert account.snapshot()["programs"] == 2 and account.snapshot()["op_programs"] == 0
