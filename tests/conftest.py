@@ -1,7 +1,8 @@
 """Test-wide setup, before any JAX operation runs: 8 fake CPU devices, every XLA compile of
 the session (tests, library jits, subprocesses, notebook kernels) with backend optimisation
 off, XLA's older, faster-compiling CPU fusion emitters and one code-generation module per
-program (`tests.fast_compile`), and one persistent compilation cache for the whole session.
+program (`tests.fast_compile`), one MLIR context per thread for JAX's lowerings in the test
+processes (`tests.lowering_context`), and one persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
 devices; on a CPU-only machine XLA can split the host into fake ones. A subprocess has one
@@ -46,12 +47,13 @@ for _name, _value in CACHE_WRITE_ALL.items():
 import jax  # noqa: E402  (after the environment it reads)
 import pytest  # noqa: E402
 
-from tests import cpu_account  # noqa: E402
+from tests import cpu_account, lowering_context  # noqa: E402
 # `--cpu_log=PATH`: CPU seconds per test phase (tests/cpu_account.py)
 from tests.cpu_account import (pytest_addoption, pytest_runtest_call,  # noqa: E402,F401
                                pytest_runtest_setup, pytest_runtest_teardown)
 
 jax.config.update("jax_num_cpu_devices", 8)
+lowering_context.install()    # one MLIR context per thread (tests/lowering_context.py)
 
 
 def pytest_collection_modifyitems(session, config, items):
