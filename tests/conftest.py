@@ -2,7 +2,8 @@
 the session (tests, library jits, subprocesses, notebook kernels) with backend optimisation
 off, XLA's older, faster-compiling CPU fusion emitters and one code-generation module per
 program (`tests.fast_compile`), one MLIR context per thread for JAX's lowerings in the test
-processes (`tests.lowering_context`), and one persistent compilation cache for the whole session.
+processes (`tests.lowering_context`), jemalloc for the processes the session starts
+(`tests.allocator`), and one persistent compilation cache for the whole session.
 
 The sharding tests (data-parallel train step, sharded dataset generation) need several
 devices; on a CPU-only machine XLA can split the host into fake ones. A subprocess has one
@@ -27,6 +28,7 @@ slowest first, in the order of `tests/file_seconds.json` (`tests/file_order.py`)
 """
 import os
 
+from tests import allocator
 from tests.fast_compile import DISABLE_ENV, FAST_XLA_FLAGS
 
 CACHE_ENV = "JAX_COMPILATION_CACHE_DIR"
@@ -41,6 +43,7 @@ if os.environ[DISABLE_ENV] == "1":
     _added = [f for f in FAST_XLA_FLAGS.split() if f.split("=")[0] not in _xla_flags]
     os.environ["XLA_FLAGS"] = " ".join([_xla_flags, *_added]).strip()
 os.environ.setdefault("MPLBACKEND", "Agg")
+allocator.export()   # jemalloc for the workers and subprocesses started after this
 for _name, _value in CACHE_WRITE_ALL.items():
     os.environ.setdefault(_name, _value)
 
