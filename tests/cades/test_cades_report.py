@@ -80,3 +80,21 @@ def test_the_per_family_line_states_how_far_below_the_missed_families_are():
     assert ("- CADES >= best single statistic (KS arr, KS int, 3S, CADES-arr, CADES-int) in "
             "every family (within 2 SE): **MISSED** (missed in 2 of 3 families, by "
             "0.040–0.070: b, c)\n") in text
+
+
+def test_auroc_is_the_mann_whitney_area_with_ties_counting_half():
+    import numpy as np
+    import pytest
+    from sklearn.metrics import roc_auc_score
+
+    assert report.auroc([0.1, 0.2], [0.3, 0.4]) == 1.0 and report.auroc([0.3, 0.4], [0.1, 0.2]) == 0.0
+    assert report.auroc([1.0, 2.0], [2.0, 3.0]) == pytest.approx(0.875)   # one tie of four pairs
+    rng = np.random.default_rng(0)
+    for n, p in ((7, 5), (40, 33), (1, 9)):
+        neg, pos = rng.integers(0, 6, n) / 2.0, rng.integers(1, 7, p) / 2.0     # many ties
+        pairs = np.mean((pos[:, None] > neg[None]) + 0.5 * (pos[:, None] == neg[None]))
+        labels = np.r_[np.zeros(n), np.ones(p)]
+        assert report.auroc(neg, pos) == pytest.approx(pairs, abs=1e-12)
+        assert report.auroc(neg, pos) == pytest.approx(roc_auc_score(labels, np.r_[neg, pos]), abs=1e-12)
+    with pytest.raises(ValueError, match="needs both classes; got 0 negatives, 2 positives"):
+        report.auroc([], [1.0, 2.0])
