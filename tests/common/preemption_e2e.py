@@ -16,7 +16,8 @@ at a fixed point (no sleeps, no polling):
 All runs share a JAX compilation cache (`cache_dir`: the test session's, see
 tests/conftest.py), so a rerun does not compile again, and compile with XLA's optimisation
 off (`tests.fast_compile`: the same setting for every run, so the runs compute the same
-numbers; most of a tiny run's time is compiling).
+numbers; most of a tiny run's time is compiling), and lower into one MLIR context per thread
+as the test processes do (`tests.lowering_context`).
 """
 from __future__ import annotations
 
@@ -162,6 +163,9 @@ def main() -> None:
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     jax.config.update("jax_disable_most_optimizations", True)
     from lib.common import cli
+    from tests import lowering_context
+
+    lowering_context.install()       # as in the test processes: the same modules, made faster
 
     module, hook, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
     experiment = importlib.import_module(module)
