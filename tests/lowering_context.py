@@ -15,8 +15,10 @@ thread: the session's few threads' worth.
 
 Measured on one core, four in-process test files (MultiPDENet model, CADES experiment,
 Earth model, contrastive losses; 933 programs): own CPU 104.0 -> 97.0 s, lowering
-16.0 -> 9.4 s. Subprocesses and notebook kernels lower as users do (a fresh context per
-program). Set JAX_FRESH_MLIR_CONTEXTS=1 to keep JAX's own behaviour in the tests too.
+16.0 -> 9.4 s; in whole-suite runs the test processes' lowering went 222 -> 108-127 CPU-s.
+Subprocesses and notebook kernels lower as users do (a fresh context per program), except the
+preemption driver's runs (tests/common/preemption_e2e.py), which call `install()` too. Set
+JAX_FRESH_MLIR_CONTEXTS=1 to keep JAX's own behaviour in the tests.
 
 `tests/conftest.py` calls `install()` before any test runs. If a JAX version no longer has
 `make_ir_context`, nothing is patched and test_lowering_context.py fails to say so.
